@@ -1,0 +1,69 @@
+# SFrame unwinding for JIT code: top-level orchestration.
+#
+#   make demo       the main job (see README.md)
+#   make check      every test layer; ends with "N passed, N failed"
+#
+# Everything is built under build/, which is never committed.
+
+SHELL := /bin/bash
+BUILD := $(CURDIR)/build
+TREE := $(BUILD)/linux
+KOUT := $(BUILD)/kbuild
+KERNEL := $(KOUT)/arch/x86/boot/bzImage
+KCONFIG_FRAGMENTS := mk/vm.config tools/testing/selftests/sframe_jit/config
+JOBS ?= $(shell nproc)
+KMAKE = $(MAKE) -s -C $(TREE) O=$(KOUT) CC="ccache gcc" HOSTCC="ccache gcc"
+
+export BUILD TREE KOUT KERNEL KMAKE
+# The guest command of "make vm"; read from the environment by the recipe
+# so that it may hold any quoting.
+export CMD
+
+.PHONY: all deps tree refresh kernel kernel-w1 headers vm selftests \
+	check check-runner demo clean help
+
+all: kernel
+
+help:
+	@sed -n '/^## /s/^## //p' README.md
+
+deps:
+	@mk/deps.sh
+
+tree: deps
+	@mk/tree.sh
+
+refresh: deps
+	@mk/refresh.sh
+
+kernel: tree
+	@mk/kconfig.sh $(KOUT) $(KCONFIG_FRAGMENTS)
+	+@$(KMAKE) -j$(JOBS) bzImage
+	+@$(MAKE) -s kernel-w1
+	@echo "kernel: $(KERNEL) ($$(cat $(KOUT)/include/config/kernel.release))"
+
+# Our own kernel files, rebuilt with W=1: they must be warning-free.
+kernel-w1:
+	@mk/w1.sh
+
+headers: kernel
+	+@$(KMAKE) headers
+
+vm: kernel
+	@if [ -z "$$CMD" ]; then echo "usage: make vm CMD='command'"; exit 2; fi
+	@mk/vm.sh "$$CMD"
+
+selftests: headers
+	@mk/selftests.sh
+
+check-runner: kernel
+	@mk/tests/runner-test.sh
+
+check: kernel headers
+	@mk/check.sh
+
+demo: kernel
+	@mk/demo.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,30 @@
+#!/bin/bash
+# PID 1 of the test VM (see mk/vm.sh).  The kernel hands us the
+# vm* parameters of its command line as environment variables.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/tmp TERM=dumb LANG=C.UTF-8
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
+	scratch "$vmscratch"; then
+	echo "guest-init: cannot mount the scratch directory" >&2
+	exec "$vmpoweroff"
+fi
+export SCRATCH=$vmscratch
+
+cd "$vmcwd" || echo "guest-init: cannot enter $vmcwd" >&2
+echo "guest-init: running: $(cat "$SCRATCH/cmd")"
+bash "$SCRATCH/cmd" < /dev/null
+rc=$?
+echo "guest-init: command exited with status $rc"
+echo "$rc" > "$SCRATCH/status"
+sync
+exec "$vmpoweroff"

@@ -1,0 +1,64 @@
+# Shared definitions for the build orchestration scripts in mk/.
+# Sourced, not run.
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BUILD:-$top/build}
+tree=${TREE:-$build/linux}
+tarball=/usr/src/linux-source-6.12.tar.xz
+base_pkg=linux-source-6.12
+
+# Top-level kernel-tree directories whose files in this repository form
+# the overlay copied into the assembled tree.  Everything else in the
+# repository (mk/, patches/, .ci/, README.md, ...) is orchestration.
+overlay_dirs="arch block certs crypto Documentation drivers fs include init
+io_uring ipc kernel lib mm net rust samples scripts security sound tools
+usr virt"
+
+die() {
+	echo "error: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "  ${0##*/}: $*"
+}
+
+base_version() {
+	dpkg-query -W -f='${Version}' "$base_pkg" 2>/dev/null ||
+		die "$base_pkg is not installed (run 'make deps')"
+}
+
+base_subject() {
+	echo "Base: Debian $base_pkg $(base_version), untouched"
+}
+
+# Files of the overlay, relative to $top: tracked and untracked but not
+# ignored, so that a new file is picked up before it is committed.
+overlay_files() {
+	local d
+
+	for d in $overlay_dirs; do
+		[ -d "$top/$d" ] || continue
+		git -C "$top" ls-files --cached --others --exclude-standard -- "$d"
+	done | sort -u | while read -r f; do
+		[ -f "$top/$f" ] && echo "$f"
+	done
+}
+
+# Patches named in patches/series, in order, without comments.
+series_patches() {
+	[ -f "$top/patches/series" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]].*//' "$top/patches/series" |
+		grep -v '^$' || true
+}
+
+# Paths a patch touches (its "+++" side, or "---" side for a deletion).
+patch_files() {
+	awk '
+	/^--- / { old = $2 }
+	/^\+\+\+ / {
+		f = ($2 == "/dev/null") ? old : $2
+		sub(/^[ab]\//, "", f)
+		print f
+	}' "$1" | sort -u
+}

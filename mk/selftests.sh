@@ -1,0 +1,43 @@
+#!/bin/bash
+# Build tools/testing/selftests/sframe_jit on the host against the test
+# kernel's headers, install it with the kselftest runner, run it in the
+# VM, keep the TAP output and summarise it.
+#
+# Writes build/logs/selftests.tap and build/results/selftests (the
+# "N passed, N failed" line).  Exit status: non-zero on any failure.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+kout=${KOUT:-$build/kbuild}
+inst=$build/kselftest
+tap=$build/logs/selftests.tap
+res=$build/results/selftests
+mkdir -p "$build/logs" "$build/results"
+rm -f "$res"
+
+release=$(cat "$kout/include/config/kernel.release") || die "no kernel build in $kout"
+rm -rf "$inst"
+make -s -C "$tree/tools/testing/selftests" TARGETS=sframe_jit \
+	O="$build/kselftest-build" INSTALL_PATH="$inst" \
+	KHDR_INCLUDES="-isystem $kout/usr/include" \
+	EXPECTED_RELEASE="$release" install > "$build/logs/selftests-build.log" 2>&1 ||
+	{ cat "$build/logs/selftests-build.log"; echo "0 passed, 1 failed" > "$res"; die "building the selftests failed"; }
+
+VM_LOG=$build/logs/selftests-console.log \
+	"$top/mk/vm.sh" "cd $inst && ./run_kselftest.sh > \$SCRATCH/selftests.tap 2>&1; rc=\$?; cat \$SCRATCH/selftests.tap; exit \$rc"
+vrc=$?
+scratch=${VM_SCRATCH:-$build/vm/scratch}
+cp "$scratch/selftests.tap" "$tap" 2>/dev/null || : > "$tap"
+
+summary=$("$top/mk/tap-summary.sh" "$tap")
+passed=${summary%% passed*}
+failed=${summary#*passed, }
+failed=${failed%% failed*}
+# A VM that failed (kernel report, hang, crash) fails the layer even if
+# every case passed.
+if [ "$vrc" != 0 ] && [ "$failed" = 0 ]; then
+	echo "selftests: the VM run failed with status $vrc" >&2
+	failed=1
+fi
+echo "selftests: $summary (TAP in $tap)"
+echo "$passed passed, $failed failed" > "$res"
+[ "$failed" = 0 ] && [ "$passed" -gt 0 ]
