@@ -12,7 +12,9 @@ KOUT := $(BUILD)/kbuild
 KERNEL := $(KOUT)/arch/x86/boot/bzImage
 KCONFIG_FRAGMENTS := mk/vm.config tools/testing/selftests/sframe_jit/config
 JOBS ?= $(shell nproc)
-KMAKE = $(MAKE) -s -C $(TREE) O=$(KOUT) CC="ccache gcc" HOSTCC="ccache gcc"
+# LOCALVERSION= (empty) keeps setlocalversion from appending "+" for
+# the git tree in build/linux.
+KMAKE = $(MAKE) -s -C $(TREE) O=$(KOUT) CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION=
 
 export BUILD TREE KOUT KERNEL KMAKE
 # The guest command of "make vm"; read from the environment by the recipe
@@ -23,9 +25,6 @@ export CMD
 	check check-runner demo clean help
 
 all: kernel
-
-help:
-	@sed -n '/^## /s/^## //p' README.md
 
 deps:
 	@mk/deps.sh

@@ -23,8 +23,8 @@ BEGIN {
 		  "UBSAN: |" \
 		  "KFENCE: |" \
 		  "INFO: task .* blocked for more than|" \
-		  "INFO: rcu_.* detected stalls|" \
-		  "rcu: INFO: .* detected stalls|" \
+		  "INFO: rcu_.*detected stall|" \
+		  "rcu: INFO: .*detected stall|" \
 		  "watchdog: BUG: soft lockup|" \
 		  "NMI watchdog: Watchdog detected hard LOCKUP|" \
 		  "unreferenced object 0x|" \

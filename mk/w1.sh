@@ -20,7 +20,7 @@ done < <(overlay_files)
 
 log=$build/logs/w1.log
 mkdir -p "$(dirname "$log")"
-make -s -C "$tree" O="$kout" CC="ccache gcc" W=1 "${objs[@]}" > "$log" 2>&1 ||
+make -s -C "$tree" O="$kout" CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION= W=1 "${objs[@]}" > "$log" 2>&1 ||
 	{ cat "$log"; die "W=1 build of our files failed"; }
 if grep -q 'warning:' "$log"; then
 	cat "$log"
