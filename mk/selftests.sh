@@ -3,6 +3,10 @@
 # kernel's headers, install it with the kselftest runner, run it in the
 # VM, keep the TAP output and summarise it.
 #
+# The runner appends to /dev/stdout, so its output goes through a pipe:
+# redirected to a file, the appends and the plain writes would overwrite
+# each other.
+#
 # Writes build/logs/selftests.tap and build/results/selftests (the
 # "N passed, N failed" line).  Exit status: non-zero on any failure.
 set -uo pipefail
@@ -23,7 +27,7 @@ make -s -C "$tree/tools/testing/selftests" TARGETS=sframe_jit \
 	{ cat "$build/logs/selftests-build.log"; echo "0 passed, 1 failed" > "$res"; die "building the selftests failed"; }
 
 VM_LOG=$build/logs/selftests-console.log \
-	"$top/mk/vm.sh" "cd $inst && ./run_kselftest.sh > \$SCRATCH/selftests.tap 2>&1; rc=\$?; cat \$SCRATCH/selftests.tap; exit \$rc"
+	"$top/mk/vm.sh" "set -o pipefail; cd $inst && ./run_kselftest.sh 2>&1 | tee \$SCRATCH/selftests.tap"
 vrc=$?
 scratch=${VM_SCRATCH:-$build/vm/scratch}
 cp "$scratch/selftests.tap" "$tap" 2>/dev/null || : > "$tap"

@@ -63,6 +63,41 @@ logcheck_fixtures() {
 	done
 }
 
+# Each TAP fixture's name says what it holds: pass-N, fail-N, skip-N.
+tap_fixtures() {
+	local f name want got k cnt
+
+	for f in "$top"/mk/tests/tap/*.tap; do
+		name=$(basename "$f" .tap)
+		want=""
+		for k in passed:pass failed:fail skipped:skip; do
+			cnt=$(grep -oE "(^|-)${k#*:}-[0-9]+" <<< "$name" | grep -oE '[0-9]+$')
+			want+="${cnt:-0} ${k%%:*}, "
+		done
+		want=${want%, }
+		got=$("$top/mk/tap-summary.sh" "$f")
+		if [ "$got" = "$want" ]; then
+			result ok "tap-summary $name"
+		else
+			result fail "tap-summary $name: '$got', wanted '$want'"
+		fi
+	done
+}
+
+# The release test must fail on a kernel other than the one it expects.
+release_test_can_fail() {
+	local bin=$build/runner-test/release_test_other
+
+	mkdir -p "$(dirname "$bin")"
+	gcc -O2 -DEXPECTED_RELEASE='"0.0.0-not-this-kernel"' \
+		-I"$top/build/linux/tools/testing/selftests" \
+		-o "$bin" "$top/tools/testing/selftests/sframe_jit/release_test.c" ||
+		{ result fail "release test built for another kernel"; return; }
+	expect_rc vm-release-test-fails-on-another-kernel 1 "$top/mk/vm.sh" "$bin"
+	expect_grep vm-release-test-fails-on-another-kernel \
+		'not ok 1 global.running_kernel_is_the_build_under_test'
+}
+
 vm_cases() {
 	local lkdtm=/sys/kernel/debug/provoke-crash/DIRECT
 
@@ -92,8 +127,10 @@ vm_cases() {
 }
 
 logcheck_fixtures
+tap_fixtures
 if [ "${RUNNER_TEST_NO_VM:-0}" != 1 ]; then
 	vm_cases
+	release_test_can_fail
 fi
 echo "runner: $pass passed, $fail failed"
 echo "$pass passed, $fail failed" > "$res"
