@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+#ifndef _UAPI_LINUX_SFRAME_H
+#define _UAPI_LINUX_SFRAME_H
+
+/*
+ * sframe_register(2): publish unwind tables for user code so that the
+ * kernel's user stack unwinder (perf callchains, BPF stack helpers) can
+ * walk through it without frame pointers.
+ *
+ *	long sframe_register(unsigned int op, void *args, size_t size);
+ *
+ * @args points to the argument structure of @op and @size is its size in
+ * bytes, as userspace knows it.  The structures only grow at their end:
+ * the kernel accepts a smaller structure down to its first published
+ * version (fields it lacks read as zero) and a larger one whose bytes
+ * unknown to the kernel are zero (else E2BIG).
+ *
+ * Documentation/userspace-api/sframe.rst is the full description.
+ */
+
+#include <linux/types.h>
+
+/* Operations, the first argument of sframe_register(2). */
+enum sframe_op {
+	/*
+	 * Map a new, zeroed JIT registry for [text_start, text_end) into
+	 * the caller (struct sframe_jit_args) and return its address.
+	 */
+	SFRAME_REGISTER_JIT	= 1,
+	/*
+	 * Map a new JIT registry with at least the capacities of the one
+	 * registered for exactly [text_start, text_end), copy the old one's
+	 * descriptors, frame rows, count and sequence count into it, and
+	 * make it the registry the kernel reads, with no moment in between
+	 * in which the range is not covered (struct sframe_jit_args).
+	 * Returns the new mapping's address; the old mapping stays mapped
+	 * until the caller unmaps it, and is no longer read by the kernel.
+	 */
+	SFRAME_REPLACE_JIT	= 2,
+	/*
+	 * Register an ELF .sframe section already mapped in the caller for
+	 * the code in [text_start, text_end) (struct sframe_elf_args).
+	 * Returns 0.
+	 */
+	SFRAME_REGISTER_ELF	= 3,
+	/*
+	 * Remove the registration of exactly [text_start, text_end), of
+	 * either kind (struct sframe_unregister_args).  Returns 0.  A JIT
+	 * registry's mapping stays until the caller unmaps it.
+	 */
+	SFRAME_UNREGISTER	= 4,
+};
+
+/**
+ * struct sframe_jit_args - SFRAME_REGISTER_JIT and SFRAME_REPLACE_JIT
+ * @text_start: first byte of the JIT's code range; must be a user
+ *	address.
+ * @text_end: end (exclusive) of the code range; text_start < text_end.
+ * @fde_capacity: number of function descriptors the registry holds,
+ *	1 to SFRAME_JIT_MAX_FDES.
+ * @fre_capacity: number of frame rows the registry holds, 1 to
+ *	SFRAME_JIT_MAX_FRES.
+ * @flags: must be 0.
+ */
+struct sframe_jit_args {
+	__aligned_u64 text_start;
+	__aligned_u64 text_end;
+	__u32 fde_capacity;
+	__u32 fre_capacity;
+	__aligned_u64 flags;
+};
+
+#define SFRAME_JIT_ARGS_SIZE_VER0	32
+
+/**
+ * struct sframe_elf_args - SFRAME_REGISTER_ELF
+ * @sframe_addr: address of the .sframe section in the caller's memory.
+ * @sframe_size: its size in bytes, at most SFRAME_ELF_MAX_SIZE.
+ * @text_start: first byte of the code the section describes.
+ * @text_end: end (exclusive) of that code.
+ * @flags: must be 0.
+ *
+ * The kernel validates the section and keeps a private copy of it, so
+ * the caller may unmap or change the section afterwards without effect.
+ * Function start addresses in the section must fall inside the text
+ * range; descriptors outside it are never used.
+ */
+struct sframe_elf_args {
+	__aligned_u64 sframe_addr;
+	__aligned_u64 sframe_size;
+	__aligned_u64 text_start;
+	__aligned_u64 text_end;
+	__aligned_u64 flags;
+};
+
+#define SFRAME_ELF_ARGS_SIZE_VER0	40
+
+/**
+ * struct sframe_unregister_args - SFRAME_UNREGISTER
+ * @text_start: start of a registered range, as given at registration.
+ * @text_end: its end, as given at registration.
+ * @flags: must be 0.
+ */
+struct sframe_unregister_args {
+	__aligned_u64 text_start;
+	__aligned_u64 text_end;
+	__aligned_u64 flags;
+};
+
+#define SFRAME_UNREGISTER_ARGS_SIZE_VER0	24
+
+/* Limits on a JIT registry's capacities. */
+#define SFRAME_JIT_MAX_FDES	(1U << 22)
+#define SFRAME_JIT_MAX_FRES	(1U << 24)
+/* Largest ELF .sframe section accepted. */
+#define SFRAME_ELF_MAX_SIZE	(64U << 20)
+
+/*
+ * The JIT registry.
+ *
+ * A mapping of (header page | descriptor area | frame-row area), shared
+ * by the JIT and the kernel.  The kernel fills the header's layout fields
+ * at registration and never reads them back: it keeps its own copy of
+ * the layout, the capacities and the text range.  Everything the JIT
+ * writes is checked each time the kernel reads it; a bad value costs the
+ * process its own stack traces through the range, nothing else.
+ *
+ * Publication protocol (see Documentation/userspace-api/sframe.rst):
+ *
+ *  - Appending a function: write its frame rows into unused row slots,
+ *    then its descriptor at index fde_count, then store fde_count + 1
+ *    with release semantics.  The kernel reads fde_count with acquire
+ *    semantics and uses only descriptors below it.
+ *  - Descriptors below fde_count must be sorted by func_start and must
+ *    not overlap; the kernel binary-searches them and treats a range it
+ *    finds out of order as unknown.
+ *  - Removing a function: set SFRAME_JIT_FDE_TOMBSTONE in its flags.
+ *  - Rewriting published entries in place (compaction, out-of-order
+ *    insertion, code reuse): make seq odd, then write, then make it even
+ *    again, with release ordering between the steps.  A kernel reader
+ *    that sees seq odd, or changed across its read, treats the frame as
+ *    unknown.  The kernel never waits for the JIT.
+ */
+
+#define SFRAME_JIT_MAGIC	0x54494a53	/* "SJIT" in little endian */
+#define SFRAME_JIT_VERSION	1
+
+/**
+ * struct sframe_jit_stats - how the kernel used a registry
+ * @lookups: PCs the unwinder looked up in this registry.
+ * @hits: lookups that found a live descriptor and row.
+ * @tombstone_hits: lookups that found a tombstoned descriptor.
+ * @seq_retries: lookups abandoned because seq was odd or changed.
+ * @malformed: lookups that met a malformed descriptor or row.
+ *
+ * Written by the kernel's unwinder, without synchronisation between
+ * CPUs (counts are approximate); never read by the kernel.
+ */
+struct sframe_jit_stats {
+	__u64 lookups;
+	__u64 hits;
+	__u64 tombstone_hits;
+	__u64 seq_retries;
+	__u64 malformed;
+};
+
+/**
+ * struct sframe_jit_header - the first bytes of a JIT registry mapping
+ * @magic: SFRAME_JIT_MAGIC.  Kernel-written at registration.
+ * @version: SFRAME_JIT_VERSION.  Kernel-written at registration.
+ * @header_size: sizeof(struct sframe_jit_header) of this kernel.
+ *	Kernel-written.
+ * @fde_stride: bytes from one descriptor to the next; at least
+ *	sizeof(struct sframe_jit_fde) of version 1.  Kernel-written; a JIT
+ *	must step by it, not by its own sizeof.
+ * @fre_stride: bytes from one frame row to the next; at least
+ *	sizeof(struct sframe_jit_fre) of version 1.  Kernel-written.
+ * @flags: the registration's flags.  Kernel-written.
+ * @text_start: the registered code range's start.  Kernel-written.
+ * @text_end: its end.  Kernel-written.
+ * @fde_off: offset of the descriptor area from the mapping's start.
+ *	Kernel-written.
+ * @fde_capacity: descriptors the area holds.  Kernel-written.
+ * @fre_off: offset of the frame-row area.  Kernel-written.
+ * @fre_capacity: frame rows the area holds.  Kernel-written.
+ * @map_size: bytes in the mapping, for munmap().  Kernel-written.
+ * @fde_count: published descriptors.  JIT-written, with release
+ *	semantics, after the descriptor and its rows; read by the kernel
+ *	with acquire semantics.  A value above fde_capacity is clamped to
+ *	it.
+ * @seq: sequence count of in-place rewrites.  JIT-written: odd while a
+ *	rewrite is in progress.  Read by the kernel before and after each
+ *	lookup.
+ * @reserved0: zero.
+ * @stats: kernel-written counters, see struct sframe_jit_stats.
+ * @reserved: zero; room for later versions.
+ */
+struct sframe_jit_header {
+	__u32 magic;
+	__u16 version;
+	__u16 header_size;
+	__u16 fde_stride;
+	__u16 fre_stride;
+	__u32 flags;
+	__aligned_u64 text_start;
+	__aligned_u64 text_end;
+	__u32 fde_off;
+	__u32 fde_capacity;
+	__u32 fre_off;
+	__u32 fre_capacity;
+	__u32 map_size;
+	/* Written by the JIT. */
+	__u32 fde_count;
+	__u32 seq;
+	__u32 reserved0;
+	/* Written by the kernel. */
+	struct sframe_jit_stats stats;
+	__u64 reserved[16];
+};
+
+/* struct sframe_jit_fde.type: how a PC selects the function's row. */
+enum sframe_jit_fde_type {
+	/* The row whose start_off is the last one <= pc - func_start. */
+	SFRAME_JIT_FDE_PCINC	= 0,
+	/*
+	 * As PCINC with (pc - func_start) % rep_size: for a run of
+	 * identical stubs of rep_size bytes each.
+	 */
+	SFRAME_JIT_FDE_PCMASK	= 1,
+};
+
+/* struct sframe_jit_fde.flags */
+#define SFRAME_JIT_FDE_TOMBSTONE	0x0001	/* function reclaimed */
+
+/**
+ * struct sframe_jit_fde - one function descriptor, JIT-written
+ * @func_start: address of the function's first byte; inside the text
+ *	range.  The kernel ignores a descriptor that is not.
+ * @func_size: size of the function in bytes; func_start + func_size must
+ *	not pass text_end.
+ * @fre_start: index of the function's first frame row in the row area.
+ * @fre_count: number of frame rows, at least 1; fre_start + fre_count
+ *	must not pass fre_capacity.
+ * @flags: SFRAME_JIT_FDE_* bits; unknown bits make the descriptor
+ *	malformed.
+ * @type: enum sframe_jit_fde_type; an unknown type is malformed.
+ * @rep_size: PCMASK repeat size in bytes; 0 with PCMASK is malformed.
+ *	Ignored for PCINC.
+ *
+ * A malformed descriptor makes a PC inside it unknown to the unwinder,
+ * which then falls back to the frame pointer for that frame.
+ */
+struct sframe_jit_fde {
+	__aligned_u64 func_start;
+	__u32 func_size;
+	__u32 fre_start;
+	__u32 fre_count;
+	__u16 flags;
+	__u8 type;
+	__u8 rep_size;
+};
+
+/* struct sframe_jit_fre.cfa_base */
+enum sframe_jit_cfa_base {
+	SFRAME_JIT_CFA_SP	= 0,	/* CFA = stack pointer + cfa_off */
+	SFRAME_JIT_CFA_FP	= 1,	/* CFA = frame pointer + cfa_off */
+};
+
+/* struct sframe_jit_fre.flags */
+/* The caller's frame pointer is saved at CFA + fp_off. */
+#define SFRAME_JIT_FRE_FP_SAVED		0x01
+/* Outermost frame: the return address is undefined; unwinding stops. */
+#define SFRAME_JIT_FRE_RA_UNDEFINED	0x02
+
+/**
+ * struct sframe_jit_fre - one frame row, JIT-written
+ * @start_off: offset from func_start at which the row starts to apply.
+ *	Rows of one function must have strictly increasing start_off, the
+ *	first one 0, all below func_size (below rep_size for PCMASK).
+ * @cfa_off: offset added to the CFA base register.
+ * @ra_off: the return address is saved at CFA + ra_off (-8 on x86-64).
+ * @fp_off: with SFRAME_JIT_FRE_FP_SAVED, the caller's frame pointer is
+ *	saved at CFA + fp_off; otherwise the frame pointer is unchanged.
+ * @cfa_base: enum sframe_jit_cfa_base; an unknown value is malformed.
+ * @flags: SFRAME_JIT_FRE_* bits; unknown bits make the row malformed.
+ * @reserved: zero.
+ *
+ * The semantics are those of an SFrame frame row entry.
+ */
+struct sframe_jit_fre {
+	__u32 start_off;
+	__s32 cfa_off;
+	__s16 ra_off;
+	__s16 fp_off;
+	__u8 cfa_base;
+	__u8 flags;
+	__u16 reserved;
+};
+
+#endif /* _UAPI_LINUX_SFRAME_H */
