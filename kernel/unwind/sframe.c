@@ -156,7 +156,14 @@ int sframe_sec_func(const struct sframe_sec *sec, u32 i,
 		ret = sframe_func_v12(sec, fde, fn);
 	if (ret)
 		return ret;
-	if (fn->fre_type > 2 || (fn->pcmask && !fn->rep_size))
+	if (fn->fre_type > 2)
+		return -ENOEXEC;
+	/*
+	 * Version 1 has no repeat size: its PCMASK rows match by masking
+	 * the PC (ld 2.40 describes every .plt that way).  From version 2
+	 * on, rows repeat every rep_size bytes, and 0 would divide by zero.
+	 */
+	if (fn->pcmask && !fn->rep_size && sec->version != SFRAME_VERSION_1)
 		return -ENOEXEC;
 	return 0;
 }

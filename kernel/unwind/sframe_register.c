@@ -374,6 +374,21 @@ static void sframe_region_detach(struct sframe_region *r)
 	call_rcu(&r->rcu, sframe_region_free_rcu);
 }
 
+/*
+ * A registry that is no longer registered (unregistered, or replaced)
+ * stays mapped until the process unmaps it, but a child does not
+ * inherit it: fork copies registered registries only.  Needs the mmap
+ * lock held for writing.
+ */
+static void sframe_jit_orphan(struct mm_struct *mm, struct sframe_jit_reg *reg)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, reg->uaddr);
+
+	if (vma && vma->vm_ops == &sframe_jit_vm_ops &&
+	    vma->vm_private_data == reg)
+		vm_flags_set(vma, VM_DONTCOPY);
+}
+
 static void sframe_index_remove(struct mm_struct *mm, struct sframe_region *r)
 {
 	struct sframe_mm *smm = sframe_mm_locked(mm);
@@ -473,8 +488,10 @@ static long sframe_jit_install(struct mm_struct *mm, struct sframe_jit_reg *reg,
 	}
 	refcount_inc(&reg->ref);
 	reg->region = r;
-	if (old)
+	if (old) {
+		sframe_jit_orphan(mm, old->jit);
 		sframe_region_detach(old);
+	}
 	return addr;
 }
 
@@ -658,6 +675,8 @@ static int sframe_unregister(const struct sframe_unregister_args *args)
 	r = sframe_index_exact(sframe_mm_locked(mm), args->text_start,
 			       args->text_end);
 	if (r) {
+		if (r->kind == SFRAME_REGION_JIT)
+			sframe_jit_orphan(mm, r->jit);
 		sframe_index_remove(mm, r);
 		err = 0;
 	}
