@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sframe_register(2): how long registrations live.  munmap, fork,
+ * MADV_DONTFORK and exec for JIT registries; for ELF sections, the
+ * registration binfmt_elf makes at exec (this program is built with
+ * -Wa,--gsframe) and the sections the kernel refuses.
+ */
+#include "sframe_test.h"
+
+#define ARENA_PAGES	64
+#define REG_FDES	8U
+#define REG_FRES	16U
+
+/* argv[1] of the program re-executed by the exec tests. */
+#define AFTER_EXEC	"--sframe-after-exec"
+
+FIXTURE(registry) {
+	char *arena;
+	struct jit_reg reg;
+};
+
+FIXTURE_SETUP(registry)
+{
+	__u64 code;
+
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	code = (unsigned long)self->arena + page_size();
+	jit_reg_new(_metadata, &self->reg, code, code + 16 * page_size(),
+		    REG_FDES, REG_FRES);
+}
+
+FIXTURE_TEARDOWN(registry)
+{
+}
+
+TEST_F(registry, munmap_of_the_registry_unregisters_its_range)
+{
+	ASSERT_EQ(0, munmap(self->reg.hdr, self->reg.size));
+	EXPECT_EQ(-ENOENT, range_unregister(self->reg.start, self->reg.end));
+	EXPECT_EQ(0, jit_register(self->reg.start, self->reg.end,
+				  REG_FDES, REG_FRES, NULL));
+}
+
+TEST_F(registry, munmap_of_a_replaced_registry_keeps_the_range_registered)
+{
+	struct jit_reg new = self->reg;
+
+	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new.hdr));
+	new.size = mapping_size(new.hdr);
+	ASSERT_EQ(0, munmap(self->reg.hdr, self->reg.size));
+	expect_registry_intact(_metadata, &new);
+	/* Unmapping the registry in use still unregisters. */
+	ASSERT_EQ(0, munmap(new.hdr, new.size));
+	EXPECT_EQ(0, jit_register(self->reg.start, self->reg.end,
+				  REG_FDES, REG_FRES, NULL));
+}
+
+TEST_F(registry, munmap_of_an_unregistered_registry_spares_a_newer_one)
+{
+	struct jit_reg new = self->reg;
+
+	ASSERT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+	ASSERT_EQ(0, jit_register(self->reg.start, self->reg.end,
+				  REG_FDES, REG_FRES, &new.hdr));
+	new.size = mapping_size(new.hdr);
+	ASSERT_EQ(0, munmap(self->reg.hdr, self->reg.size));
+	expect_registry_intact(_metadata, &new);
+}
+
+/* Bytes of a registry that fork must copy: all but the kernel's stats. */
+static bool same_registry(const void *a, const void *b, size_t size)
+{
+	size_t stats = offsetof(struct sframe_jit_header, stats);
+	size_t after = offsetof(struct sframe_jit_header, reserved);
+
+	return !memcmp(a, b, stats) &&
+	       !memcmp((const char *)a + after, (const char *)b + after,
+		       size - after);
+}
+
+TEST_F(registry, forked_child_sees_the_same_registry_at_the_same_address)
+{
+	struct sframe_jit_header *h = self->reg.hdr;
+	size_t size = self->reg.size;
+	struct maps_entry parent, child;
+	void *snap;
+	pid_t pid;
+
+	jit_fill(h, self->reg.start, 4, 1);
+	h->seq = 10;
+	snap = malloc(size);
+	ASSERT_NE(NULL, snap);
+	memcpy(snap, h, size);
+	ASSERT_TRUE(maps_lookup((unsigned long)h, &parent));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(maps_lookup((unsigned long)h, &child));
+		CHILD_EXPECT(child.start == parent.start);
+		CHILD_EXPECT(child.end == parent.end);
+		CHILD_EXPECT(!strcmp(child.perms, parent.perms));
+		CHILD_EXPECT(!strcmp(child.name, parent.name));
+		CHILD_EXPECT(same_registry(h, snap, size));
+		_exit(0);
+	}
+	EXPECT_EQ(0, child_status(pid));
+}
+
+TEST_F(registry, writes_after_fork_stay_in_their_own_process)
+{
+	struct sframe_jit_header *h = self->reg.hdr;
+	int to_child[2], to_parent[2];
+	char c;
+	pid_t pid;
+
+	jit_fill(h, self->reg.start, 2, 1);
+	h->seq = 2;
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		CHILD_EXPECT(h->seq == 2);
+		h->seq = 4;
+		jit_fde(h, 0)->func_size = 0x40;
+		CHILD_EXPECT(write(to_parent[1], "c", 1) == 1);
+		/* The parent writes its own values meanwhile. */
+		CHILD_EXPECT(read(to_child[0], &c, 1) == 1);
+		CHILD_EXPECT(h->seq == 4);
+		CHILD_EXPECT(jit_fde(h, 0)->func_size == 0x40);
+		_exit(0);
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	ASSERT_EQ(1, read(to_parent[0], &c, 1));
+	EXPECT_EQ(2U, h->seq);
+	EXPECT_EQ(16U, jit_fde(h, 0)->func_size);
+	h->seq = 6;
+	jit_fde(h, 0)->func_size = 0x80;
+	ASSERT_EQ(1, write(to_child[1], "p", 1));
+	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ(6U, h->seq);
+	EXPECT_EQ(0x80U, jit_fde(h, 0)->func_size);
+}
+
+TEST_F(registry, forked_child_has_its_own_registration_of_the_range)
+{
+	struct jit_reg *reg = &self->reg;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(range_is_registered(reg->start, reg->end));
+		CHILD_EXPECT(range_unregister(reg->start, reg->end) == 0);
+		CHILD_EXPECT(jit_register(reg->start, reg->end, REG_FDES,
+					  REG_FRES, NULL) == 0);
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, reg);
+	EXPECT_EQ(0, range_unregister(reg->start, reg->end));
+}
+
+TEST_F(registry, munmap_in_a_forked_child_spares_the_parent)
+{
+	struct jit_reg *reg = &self->reg;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(munmap(reg->hdr, reg->size) == 0);
+		CHILD_EXPECT(jit_register(reg->start, reg->end, REG_FDES,
+					  REG_FRES, NULL) == 0);
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, reg);
+}
+
+TEST_F(registry, dontfork_registry_is_absent_in_the_child_with_its_range)
+{
+	struct jit_reg *reg = &self->reg;
+	struct maps_entry e;
+	pid_t pid;
+
+	ASSERT_EQ(0, madvise(reg->hdr, reg->size, MADV_DONTFORK));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(!maps_lookup((unsigned long)reg->hdr, &e));
+		CHILD_EXPECT(jit_register(reg->start, reg->end, REG_FDES,
+					  REG_FRES, NULL) == 0);
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, reg);
+}
+
+/*
+ * Fork a child that runs @before (if any), then re-executes this program
+ * with @what to check in main(): AFTER_EXEC_JIT, that [start, end) is
+ * free to register; AFTER_EXEC_ELF, that binfmt_elf registered the new
+ * image's own section.  Returns the child's exit status.
+ */
+#define AFTER_EXEC_JIT	"jit"
+#define AFTER_EXEC_ELF	"elf"
+
+static int exec_self_and_check(const char *what, __u64 start, __u64 end,
+			       int (*before)(void *), void *arg)
+{
+	char s[32], e[32];
+	pid_t pid;
+
+	snprintf(s, sizeof(s), "%#llx", (unsigned long long)start);
+	snprintf(e, sizeof(e), "%#llx", (unsigned long long)end);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (before && before(arg))
+			_exit(10);
+		execl("/proc/self/exe", "lifecycle_test", AFTER_EXEC, what,
+		      s, e, (char *)NULL);
+		fprintf(stderr, "# exec: %s\n", strerror(errno));
+		_exit(11);
+	}
+	return child_status(pid);
+}
+
+static int after_exec(const char *what, const char *start, const char *end)
+{
+	__u64 s = strtoull(start, NULL, 0), e = strtoull(end, NULL, 0);
+	struct self_sframe me;
+	int ret;
+
+	if (!strcmp(what, AFTER_EXEC_JIT)) {
+		ret = jit_register(s, e, REG_FDES, REG_FRES, NULL);
+		if (ret)
+			fprintf(stderr, "# after exec: [%s, %s): %s\n",
+				start, end, strerror(-ret));
+		return ret ? 1 : 0;
+	}
+	if (!self_sframe_find(&me)) {
+		fprintf(stderr, "# after exec: %s\n", NO_SFRAME_SEGMENT);
+		return 2;
+	}
+	ret = self_elf_register(&me);
+	if (ret != -EEXIST)
+		fprintf(stderr, "# after exec: own .sframe: %s, not EEXIST\n",
+			ret ? strerror(-ret) : "registered");
+	return ret == -EEXIST ? 0 : 3;
+}
+
+static int check_registered(void *arg)
+{
+	struct jit_reg *reg = arg;
+
+	return !range_is_registered(reg->start, reg->end);
+}
+
+TEST_F(registry, exec_drops_registrations)
+{
+	struct jit_reg *reg = &self->reg;
+
+	EXPECT_EQ(0, exec_self_and_check(AFTER_EXEC_JIT, reg->start, reg->end,
+					 check_registered, reg));
+	expect_registry_intact(_metadata, reg);
+}
+
+/* The executable's own .sframe section, registered by binfmt_elf. */
+FIXTURE(exe_sframe) {
+	struct self_sframe me;
+};
+
+FIXTURE_SETUP(exe_sframe)
+{
+	if (sframe_skip(_metadata))
+		return;
+	if (!self_sframe_find(&self->me))
+		SKIP(return, NO_SFRAME_SEGMENT);
+}
+
+FIXTURE_TEARDOWN(exe_sframe)
+{
+}
+
+TEST_F(exe_sframe, is_registered_at_exec)
+{
+	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+	EXPECT_EQ(-EEXIST, jit_register(self->me.text_start,
+					self->me.text_start + 1, 1, 1, NULL));
+}
+
+TEST_F(exe_sframe, can_be_unregistered_and_registered_again)
+{
+	ASSERT_EQ(0, self_elf_unregister(&self->me));
+	EXPECT_EQ(-ENOENT, self_elf_unregister(&self->me));
+	ASSERT_EQ(0, self_elf_register(&self->me));
+	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+}
+
+TEST_F(exe_sframe, stays_registered_in_a_forked_child)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(self_elf_register(&self->me) == -EEXIST);
+		CHILD_EXPECT(self_elf_unregister(&self->me) == 0);
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+}
+
+static int unregister_exe(void *arg)
+{
+	return self_elf_unregister(arg);
+}
+
+TEST_F(exe_sframe, is_registered_afresh_by_exec)
+{
+	EXPECT_EQ(0, exec_self_and_check(AFTER_EXEC_ELF, 0, 0,
+					 unregister_exe, &self->me));
+}
+
+TEST_F(exe_sframe, copied_section_stays_registered_after_the_copy_goes)
+{
+	struct sframe_copy c;
+	unsigned long sec;
+
+	if (sframe_copy_make(&self->me, &c, true))
+		SKIP(return, NO_SFRAME_COPY);
+	ASSERT_EQ(0, copy_elf_register(&c));
+	/* The kernel validated a copy of its own; ours can go. */
+	sec = (unsigned long)c.sframe;
+	memset(c.sframe, 0xff, c.sframe_size);
+	ASSERT_EQ(0, munmap((void *)page_down(sec),
+			    page_up(sec + c.sframe_size) - page_down(sec)));
+	EXPECT_EQ(-EEXIST, jit_register(c.text_start, c.text_end, 1, 1, NULL));
+	EXPECT_EQ(0, range_unregister(c.text_start, c.text_end));
+	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+}
+
+/*
+ * Broken copies of the section, each registered for the copy's own
+ * unregistered text.  The call fails with the variant's error, the
+ * executable's registration is untouched, and the intact copy then
+ * registers over the same range, which the failure did not claim.
+ */
+static unsigned char *sec_fde(struct sframe_copy *c, unsigned int i)
+{
+	struct sframe_sec_header *h = copy_hdr(c);
+
+	return c->sframe + sizeof(*h) + h->auxhdr_len + h->fdeoff +
+	       (size_t)i * sframe_sec_fde_size(h);
+}
+
+/* Where a descriptor's function starts, per the section's flags. */
+static long fde_func_start(struct sframe_copy *c, unsigned char *fde)
+{
+	__s32 off;
+
+	memcpy(&off, fde, sizeof(off));
+	if (copy_hdr(c)->flags & SFRAME_SEC_F_FUNC_START_PCREL)
+		return (long)fde + off;
+	return (long)c->sframe + off;
+}
+
+static void fde_set_func_start(struct sframe_copy *c, unsigned char *fde,
+			       long start)
+{
+	__s32 off;
+
+	if (copy_hdr(c)->flags & SFRAME_SEC_F_FUNC_START_PCREL)
+		off = start - (long)fde;
+	else
+		off = start - (long)c->sframe;
+	memcpy(fde, &off, sizeof(off));
+}
+
+static int corrupt_magic(struct sframe_copy *c)
+{
+	copy_hdr(c)->magic = 0xbad0;
+	return 0;
+}
+
+static int corrupt_fde_offset(struct sframe_copy *c)
+{
+	copy_hdr(c)->fdeoff = c->sframe_size;
+	return 0;
+}
+
+static int corrupt_fre_offset(struct sframe_copy *c)
+{
+	copy_hdr(c)->freoff = c->sframe_size;
+	return 0;
+}
+
+static int corrupt_fde_count(struct sframe_copy *c)
+{
+	copy_hdr(c)->num_fdes = 0x10000000;
+	return 0;
+}
+
+static int truncate_by_a_byte(struct sframe_copy *c)
+{
+	size_t span = sframe_sec_span(copy_hdr(c));
+
+	if (!span || span > c->sframe_size)
+		return -1;
+	c->sframe_size = span - 1;
+	return 0;
+}
+
+static int swap_first_descriptors(struct sframe_copy *c)
+{
+	size_t size = sframe_sec_fde_size(copy_hdr(c));
+	unsigned char tmp[32], *a, *b;
+	long start_a, start_b;
+
+	if (!size || copy_hdr(c)->num_fdes < 2)
+		return -1;
+	a = sec_fde(c, 0);
+	b = sec_fde(c, 1);
+	start_a = fde_func_start(c, a);
+	start_b = fde_func_start(c, b);
+	if (start_a >= start_b)
+		return -1;
+	memcpy(tmp, a, size);
+	memcpy(a, b, size);
+	memcpy(b, tmp, size);
+	fde_set_func_start(c, a, start_b);
+	fde_set_func_start(c, b, start_a);
+	return 0;
+}
+
+static int rows_past_their_subsection(struct sframe_copy *c)
+{
+	unsigned char *fde;
+	__u32 off, n;
+
+	if (!sframe_sec_fde_size(copy_hdr(c)) || !copy_hdr(c)->num_fdes)
+		return -1;
+	fde = sec_fde(c, 0);
+	off = copy_hdr(c)->fre_len;
+	memcpy(fde + 8, &off, sizeof(off));	/* start_fre_off */
+	memcpy(&n, fde + 12, sizeof(n));	/* num_fres */
+	if (!n) {
+		n = 1;
+		memcpy(fde + 12, &n, sizeof(n));
+	}
+	return 0;
+}
+
+static int next_version(struct sframe_copy *c)
+{
+	copy_hdr(c)->version = 4;
+	return 0;
+}
+
+static int aarch64_abi(struct sframe_copy *c)
+{
+	copy_hdr(c)->abi_arch = SFRAME_SEC_ABI_AARCH64_LE;
+	return 0;
+}
+
+FIXTURE(bad_section) {
+	struct self_sframe me;
+	struct sframe_copy copy;
+};
+
+FIXTURE_VARIANT(bad_section) {
+	int (*corrupt)(struct sframe_copy *c);
+	bool exec;
+	int err;
+};
+
+FIXTURE_VARIANT_ADD(bad_section, bad_magic) {
+	.corrupt = corrupt_magic, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, fde_offset_past_the_end) {
+	.corrupt = corrupt_fde_offset, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, fre_offset_past_the_end) {
+	.corrupt = corrupt_fre_offset, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, fde_count_past_the_end) {
+	.corrupt = corrupt_fde_count, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, truncated) {
+	.corrupt = truncate_by_a_byte, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, unsorted_descriptors) {
+	.corrupt = swap_first_descriptors, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, rows_outside_the_fre_subsection) {
+	.corrupt = rows_past_their_subsection, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, unknown_version) {
+	.corrupt = next_version, .exec = true, .err = EOPNOTSUPP,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, other_architecture) {
+	.corrupt = aarch64_abi, .exec = true, .err = EOPNOTSUPP,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, text_not_executable) {
+	.corrupt = NULL, .exec = false, .err = EACCES,
+};
+
+FIXTURE_SETUP(bad_section)
+{
+	if (sframe_skip(_metadata))
+		return;
+	if (!self_sframe_find(&self->me))
+		SKIP(return, NO_SFRAME_SEGMENT);
+	if (sframe_copy_make(&self->me, &self->copy, variant->exec))
+		SKIP(return, NO_SFRAME_COPY);
+}
+
+FIXTURE_TEARDOWN(bad_section)
+{
+}
+
+TEST_F(bad_section, registration_fails_and_changes_nothing)
+{
+	struct sframe_copy *c = &self->copy;
+
+	if (variant->corrupt && variant->corrupt(c))
+		SKIP(return, "this section cannot be broken that way");
+	EXPECT_EQ(-variant->err, copy_elf_register(c));
+	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+
+	sframe_copy_reset(c);
+	ASSERT_EQ(0, sframe_copy_text_prot(c, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 5 && !strcmp(argv[1], AFTER_EXEC))
+		return after_exec(argv[2], argv[3], argv[4]);
+	return test_harness_run(argc, argv);
+}

@@ -1,0 +1,1287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sframe_register(2): the argument ABI, the JIT registry mapping and its
+ * header, replacement, unregistration, the limits, and each error every
+ * operation returns.  After each failing call the test checks that the
+ * call changed nothing: a range a failed registration named can still be
+ * registered, and a registration a failed call named is still there
+ * (registering its range again gives EEXIST).
+ */
+#include "sframe_test.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <linux/capability.h>
+
+#define ARENA_PAGES	64
+
+/* Enough for a registry of several pages: header, descriptors, rows. */
+#define REG_FDES	256U
+#define REG_FRES	512U
+
+/*
+ * The argument structure, for each operation: the size rules of
+ * copy_struct_from_user(), bad pointers and flags.  Every case ends with
+ * a call that must succeed, which shows that the failed ones left the
+ * state alone.
+ */
+FIXTURE(abi) {
+	char *arena;
+	__u64 free_start, free_end;	/* a range nobody registered */
+	__u64 reg_start, reg_end;	/* a registered JIT range */
+	struct self_sframe me;
+	struct sframe_copy copy;
+	char *buf;			/* two pages for the arguments */
+};
+
+FIXTURE_VARIANT(abi) {
+	unsigned int op;
+	size_t ver0;
+	size_t size;
+	size_t flags_off;
+};
+
+FIXTURE_VARIANT_ADD(abi, register_jit) {
+	.op		= SFRAME_REGISTER_JIT,
+	.ver0		= SFRAME_JIT_ARGS_SIZE_VER0,
+	.size		= sizeof(struct sframe_jit_args),
+	.flags_off	= offsetof(struct sframe_jit_args, flags),
+};
+
+FIXTURE_VARIANT_ADD(abi, replace_jit) {
+	.op		= SFRAME_REPLACE_JIT,
+	.ver0		= SFRAME_JIT_ARGS_SIZE_VER0,
+	.size		= sizeof(struct sframe_jit_args),
+	.flags_off	= offsetof(struct sframe_jit_args, flags),
+};
+
+FIXTURE_VARIANT_ADD(abi, register_elf) {
+	.op		= SFRAME_REGISTER_ELF,
+	.ver0		= SFRAME_ELF_ARGS_SIZE_VER0,
+	.size		= sizeof(struct sframe_elf_args),
+	.flags_off	= offsetof(struct sframe_elf_args, flags),
+};
+
+FIXTURE_VARIANT_ADD(abi, unregister) {
+	.op		= SFRAME_UNREGISTER,
+	.ver0		= SFRAME_UNREGISTER_ARGS_SIZE_VER0,
+	.size		= sizeof(struct sframe_unregister_args),
+	.flags_off	= offsetof(struct sframe_unregister_args, flags),
+};
+
+FIXTURE_SETUP(abi)
+{
+	size_t pg = page_size();
+
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	self->free_start = (unsigned long)self->arena;
+	self->free_end = self->free_start + pg;
+	self->reg_start = self->free_start + 2 * pg;
+	self->reg_end = self->reg_start + pg;
+	ASSERT_EQ(0, jit_register(self->reg_start, self->reg_end, 4, 8, NULL));
+	self->buf = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->buf);
+	if (variant->op != SFRAME_REGISTER_ELF)
+		return;
+	if (!self_sframe_find(&self->me))
+		SKIP(return, NO_SFRAME_SEGMENT);
+	if (sframe_copy_make(&self->me, &self->copy, true))
+		SKIP(return, NO_SFRAME_COPY);
+}
+
+FIXTURE_TEARDOWN(abi)
+{
+}
+
+/* Zero the buffer and write the arguments of a call that succeeds. */
+static char *abi_args(FIXTURE_DATA(abi) *self,
+		      const FIXTURE_VARIANT(abi) *variant)
+{
+	struct sframe_unregister_args *unreg = (void *)self->buf;
+	struct sframe_elf_args *elf = (void *)self->buf;
+	struct sframe_jit_args *jit = (void *)self->buf;
+
+	memset(self->buf, 0, 2 * page_size());
+	switch (variant->op) {
+	case SFRAME_REGISTER_JIT:
+		jit->text_start = self->free_start;
+		jit->text_end = self->free_end;
+		jit->fde_capacity = 4;
+		jit->fre_capacity = 8;
+		break;
+	case SFRAME_REPLACE_JIT:
+		jit->text_start = self->reg_start;
+		jit->text_end = self->reg_end;
+		jit->fde_capacity = 4;
+		jit->fre_capacity = 8;
+		break;
+	case SFRAME_REGISTER_ELF:
+		elf->sframe_addr = (unsigned long)self->copy.sframe;
+		elf->sframe_size = self->copy.sframe_size;
+		elf->text_start = self->copy.text_start;
+		elf->text_end = self->copy.text_end;
+		break;
+	case SFRAME_UNREGISTER:
+		unreg->text_start = self->reg_start;
+		unreg->text_end = self->reg_end;
+		break;
+	}
+	return self->buf;
+}
+
+static void abi_expect_success(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(abi) *self,
+			       const FIXTURE_VARIANT(abi) *variant)
+{
+	EXPECT_LE(0, sframe_register(variant->op, abi_args(self, variant),
+				     variant->size));
+}
+
+TEST_F(abi, size_below_the_first_version_is_einval)
+{
+	size_t sizes[] = { 0, 1, variant->ver0 - 8, variant->ver0 - 1 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		EXPECT_EQ(-EINVAL, sframe_register(variant->op,
+						   abi_args(self, variant),
+						   sizes[i]))
+			TH_LOG("size %zu", sizes[i]);
+	}
+	abi_expect_success(_metadata, self, variant);
+}
+
+TEST_F(abi, size_above_a_page_is_e2big)
+{
+	size_t sizes[] = { page_size() + 1, 2 * page_size(), SIZE_MAX };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		EXPECT_EQ(-E2BIG, sframe_register(variant->op,
+						  abi_args(self, variant),
+						  sizes[i]))
+			TH_LOG("size %zu", sizes[i]);
+	}
+	abi_expect_success(_metadata, self, variant);
+}
+
+TEST_F(abi, larger_struct_with_zero_tail_is_accepted)
+{
+	EXPECT_LE(0, sframe_register(variant->op, abi_args(self, variant),
+				     variant->size + 8));
+}
+
+TEST_F(abi, page_sized_struct_with_zero_tail_is_accepted)
+{
+	EXPECT_LE(0, sframe_register(variant->op, abi_args(self, variant),
+				     page_size()));
+}
+
+TEST_F(abi, nonzero_byte_past_the_struct_is_e2big)
+{
+	char *args;
+
+	args = abi_args(self, variant);
+	args[variant->size + 7] = 1;
+	EXPECT_EQ(-E2BIG, sframe_register(variant->op, args,
+					  variant->size + 8));
+	args = abi_args(self, variant);
+	args[page_size() - 1] = 1;
+	EXPECT_EQ(-E2BIG, sframe_register(variant->op, args, page_size()));
+	abi_expect_success(_metadata, self, variant);
+}
+
+TEST_F(abi, unreadable_arguments_are_efault)
+{
+	size_t pg = page_size();
+	size_t half = variant->ver0 / 2;
+	char *args;
+
+	EXPECT_EQ(-EFAULT, sframe_register(variant->op, NULL, variant->size));
+
+	/* The second page becomes unreadable; the first half fits before. */
+	args = abi_args(self, variant);
+	memmove(args + pg - half, args, half);
+	ASSERT_EQ(0, mprotect(self->buf + pg, pg, PROT_NONE));
+	EXPECT_EQ(-EFAULT, sframe_register(variant->op, self->buf + pg,
+					   variant->size));
+	EXPECT_EQ(-EFAULT, sframe_register(variant->op, args + pg - half,
+					   variant->size));
+
+	ASSERT_EQ(0, mprotect(self->buf + pg, pg, PROT_READ | PROT_WRITE));
+	abi_expect_success(_metadata, self, variant);
+}
+
+TEST_F(abi, nonzero_flags_are_einval)
+{
+	__u64 flags[] = { 1, 1ULL << 31, 1ULL << 63 };
+	unsigned int i;
+	char *args;
+
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		args = abi_args(self, variant);
+		memcpy(args + variant->flags_off, &flags[i], sizeof(flags[i]));
+		EXPECT_EQ(-EINVAL, sframe_register(variant->op, args,
+						   variant->size))
+			TH_LOG("flags %#llx", (unsigned long long)flags[i]);
+	}
+	abi_expect_success(_metadata, self, variant);
+}
+
+TEST_F(abi, unknown_operation_is_einval)
+{
+	unsigned int ops[] = { 0, 5, 0x101, UINT32_MAX };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		EXPECT_EQ(-EINVAL, sframe_register(ops[i],
+						   abi_args(self, variant),
+						   variant->size))
+			TH_LOG("op %u", ops[i]);
+	}
+	abi_expect_success(_metadata, self, variant);
+}
+
+/* SFRAME_REGISTER_JIT: the range and the capacities. */
+FIXTURE(jit_args) {
+	char *arena;
+	__u64 start, end;
+};
+
+FIXTURE_SETUP(jit_args)
+{
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	self->start = (unsigned long)self->arena + 8 * page_size();
+	self->end = self->start + 8 * page_size();
+}
+
+FIXTURE_TEARDOWN(jit_args)
+{
+}
+
+TEST_F(jit_args, empty_or_reversed_range_is_einval)
+{
+	EXPECT_EQ(-EINVAL, jit_register(self->start, self->start, 4, 8, NULL));
+	EXPECT_EQ(-EINVAL, jit_register(self->end, self->start, 4, 8, NULL));
+	EXPECT_EQ(0, jit_register(self->start, self->end, 4, 8, NULL));
+}
+
+TEST_F(jit_args, range_beyond_user_addresses_is_einval)
+{
+	EXPECT_EQ(-EINVAL, jit_register(self->start, KERNEL_HALF, 4, 8, NULL));
+	EXPECT_EQ(-EINVAL, jit_register(self->start, UINT64_MAX, 4, 8, NULL));
+	EXPECT_EQ(-EINVAL, jit_register(KERNEL_HALF, KERNEL_HALF + page_size(),
+					4, 8, NULL));
+	EXPECT_EQ(0, jit_register(self->start, self->end, 4, 8, NULL));
+}
+
+TEST_F(jit_args, capacity_out_of_bounds_is_einval)
+{
+	struct {
+		__u32 fdes, fres;
+	} caps[] = {
+		{ 0, 8 },
+		{ 4, 0 },
+		{ SFRAME_JIT_MAX_FDES + 1, 8 },
+		{ 4, SFRAME_JIT_MAX_FRES + 1 },
+		{ UINT32_MAX, UINT32_MAX },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(caps); i++) {
+		EXPECT_EQ(-EINVAL, jit_register(self->start, self->end,
+						caps[i].fdes, caps[i].fres,
+						NULL))
+			TH_LOG("capacities %u, %u", caps[i].fdes, caps[i].fres);
+	}
+	EXPECT_EQ(0, jit_register(self->start, self->end, 4, 8, NULL));
+}
+
+TEST_F(jit_args, overlapping_range_is_eexist)
+{
+	__u64 s = self->start, e = self->end, pg = page_size();
+	struct {
+		__u64 start, end;
+	} over[] = {
+		{ s, e },		/* the same */
+		{ s + pg, e - pg },	/* inside */
+		{ s - pg, e + pg },	/* around */
+		{ s - pg, s + 1 },	/* across the start */
+		{ e - 1, e + pg },	/* across the end */
+		{ s, s + 1 },		/* its first byte */
+		{ e - 1, e },		/* its last byte */
+	};
+	unsigned int i;
+
+	ASSERT_EQ(0, jit_register(s, e, 4, 8, NULL));
+	for (i = 0; i < ARRAY_SIZE(over); i++) {
+		EXPECT_EQ(-EEXIST, jit_register(over[i].start, over[i].end,
+						4, 8, NULL))
+			TH_LOG("[%#llx, %#llx) over [%#llx, %#llx)",
+			       (unsigned long long)over[i].start,
+			       (unsigned long long)over[i].end,
+			       (unsigned long long)s, (unsigned long long)e);
+	}
+	/* The registration is the one it was. */
+	EXPECT_EQ(0, range_unregister(s, e));
+	EXPECT_EQ(-ENOENT, range_unregister(s, e));
+}
+
+TEST_F(jit_args, adjacent_ranges_do_not_overlap)
+{
+	__u64 pg = page_size();
+
+	ASSERT_EQ(0, jit_register(self->start, self->end, 4, 8, NULL));
+	EXPECT_EQ(0, jit_register(self->end, self->end + pg, 4, 8, NULL));
+	EXPECT_EQ(0, jit_register(self->start - pg, self->start, 4, 8, NULL));
+}
+
+/* A registry, and what can and cannot be done to its mapping. */
+FIXTURE(registry) {
+	char *arena;
+	struct jit_reg reg;
+};
+
+FIXTURE_SETUP(registry)
+{
+	__u64 code;
+
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	code = (unsigned long)self->arena + page_size();
+	jit_reg_new(_metadata, &self->reg, code, code + 16 * page_size(),
+		    REG_FDES, REG_FRES);
+}
+
+FIXTURE_TEARDOWN(registry)
+{
+}
+
+/*
+ * Publish functions, then replace the registry: the kernel copies
+ * through its own mapping of the pages, so the new registry holding what
+ * was written shows that the kernel sees the process's writes.  On
+ * return @reg describes the new registry.
+ */
+static void expect_kernel_sees_writes(struct __test_metadata *_metadata,
+				      struct jit_reg *reg)
+{
+	struct sframe_jit_header *old = reg->hdr, *new = NULL;
+
+	jit_fill(old, reg->start, 3, 5);
+	ASSERT_EQ(0, jit_replace(reg->start, reg->end, old->fde_capacity,
+				 old->fre_capacity, &new));
+	EXPECT_EQ(3U, new->fde_count);
+	EXPECT_EQ(0, memcmp(jit_fde(old, 2), jit_fde(new, 2),
+			    sizeof(struct sframe_jit_fde)));
+	EXPECT_EQ(0, memcmp(jit_fre(old, 5), jit_fre(new, 5),
+			    sizeof(struct sframe_jit_fre)));
+	reg->hdr = new;
+	reg->size = mapping_size(new);
+}
+
+TEST_F(registry, maps_show_it_readable_writable_not_executable)
+{
+	struct maps_entry e;
+
+	ASSERT_TRUE(maps_lookup((unsigned long)self->reg.hdr, &e));
+	EXPECT_EQ((unsigned long)self->reg.hdr, e.start);
+	EXPECT_EQ('r', e.perms[0]);
+	EXPECT_EQ('w', e.perms[1]);
+	EXPECT_EQ('-', e.perms[2]);
+	EXPECT_STREQ("anon_inode:[sframe_jit]", e.name);
+}
+
+TEST_F(registry, header_describes_the_registration)
+{
+	struct sframe_jit_header *h = self->reg.hdr;
+	unsigned int i;
+
+	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, h->magic);
+	EXPECT_EQ(SFRAME_JIT_VERSION, h->version);
+	EXPECT_LE(sizeof(*h), (size_t)h->header_size);
+	EXPECT_LE(sizeof(struct sframe_jit_fde), (size_t)h->fde_stride);
+	EXPECT_LE(sizeof(struct sframe_jit_fre), (size_t)h->fre_stride);
+	EXPECT_EQ(0U, h->flags);
+	EXPECT_EQ(self->reg.start, h->text_start);
+	EXPECT_EQ(self->reg.end, h->text_end);
+	EXPECT_EQ(REG_FDES, h->fde_capacity);
+	EXPECT_EQ(REG_FRES, h->fre_capacity);
+	EXPECT_EQ(self->reg.size, (size_t)h->map_size);
+	EXPECT_EQ(0U, h->fde_count);
+	EXPECT_EQ(0U, h->seq);
+	EXPECT_EQ(0U, h->reserved0);
+	EXPECT_EQ(0ULL, h->stats.lookups);
+	EXPECT_EQ(0ULL, h->stats.hits);
+	EXPECT_EQ(0ULL, h->stats.tombstone_hits);
+	EXPECT_EQ(0ULL, h->stats.seq_retries);
+	EXPECT_EQ(0ULL, h->stats.malformed);
+	for (i = 0; i < ARRAY_SIZE(h->reserved); i++)
+		EXPECT_EQ(0ULL, h->reserved[i]);
+}
+
+TEST_F(registry, areas_lie_inside_the_mapping_apart)
+{
+	struct sframe_jit_header *h = self->reg.hdr;
+	size_t pg = page_size();
+	size_t fde_end = h->fde_off + (size_t)h->fde_capacity * h->fde_stride;
+	size_t fre_end = h->fre_off + (size_t)h->fre_capacity * h->fre_stride;
+
+	EXPECT_EQ(0U, self->reg.size % pg);
+	/* The header has its own page. */
+	EXPECT_LE((size_t)h->header_size, pg);
+	EXPECT_EQ(0U, h->fde_off % pg);
+	EXPECT_LE(pg, (size_t)h->fde_off);
+	EXPECT_EQ(0U, h->fre_off % 64);
+	EXPECT_LE(pg, (size_t)h->fre_off);
+	EXPECT_LE(fde_end, self->reg.size);
+	EXPECT_LE(fre_end, self->reg.size);
+	EXPECT_TRUE(fde_end <= h->fre_off || fre_end <= h->fde_off)
+		TH_LOG("descriptors [%#x, %#zx), rows [%#x, %#zx)",
+		       h->fde_off, fde_end, h->fre_off, fre_end);
+}
+
+TEST_F(registry, is_zero_but_for_the_kernel_written_header)
+{
+	const unsigned char *p = (const void *)self->reg.hdr;
+	size_t i, nonzero = 0;
+
+	for (i = self->reg.hdr->header_size; i < self->reg.size; i++)
+		if (p[i])
+			nonzero++;
+	EXPECT_EQ(0U, nonzero);
+}
+
+TEST_F(registry, mprotect_to_executable_is_eacces)
+{
+	int prots[] = {
+		PROT_EXEC,
+		PROT_READ | PROT_EXEC,
+		PROT_READ | PROT_WRITE | PROT_EXEC,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(prots); i++) {
+		EXPECT_EQ(-EACCES, mprotect_err(self->reg.hdr, self->reg.size,
+						prots[i]))
+			TH_LOG("prot %#x", prots[i]);
+	}
+	expect_registry_intact(_metadata, &self->reg);
+	expect_kernel_sees_writes(_metadata, &self->reg);
+}
+
+TEST_F(registry, partial_munmap_is_einval)
+{
+	char *p = (char *)self->reg.hdr;
+	size_t pg = page_size(), size = self->reg.size;
+
+	ASSERT_LE(3 * pg, size);
+	EXPECT_EQ(-EINVAL, munmap_err(p, pg));
+	EXPECT_EQ(-EINVAL, munmap_err(p + size - pg, pg));
+	EXPECT_EQ(-EINVAL, munmap_err(p + pg, pg));
+	EXPECT_EQ(-EINVAL, munmap_err(p, size - pg));
+	expect_registry_intact(_metadata, &self->reg);
+	expect_kernel_sees_writes(_metadata, &self->reg);
+}
+
+TEST_F(registry, partial_mprotect_is_einval)
+{
+	char *p = (char *)self->reg.hdr;
+	size_t pg = page_size(), size = self->reg.size;
+
+	ASSERT_LE(3 * pg, size);
+	EXPECT_EQ(-EINVAL, mprotect_err(p, pg, PROT_READ));
+	EXPECT_EQ(-EINVAL, mprotect_err(p + size - pg, pg, PROT_READ));
+	EXPECT_EQ(-EINVAL, mprotect_err(p + pg, pg, PROT_READ));
+	EXPECT_EQ(-EINVAL, mprotect_err(p + pg, size - pg, PROT_NONE));
+	expect_registry_intact(_metadata, &self->reg);
+	expect_kernel_sees_writes(_metadata, &self->reg);
+}
+
+static void expect_mremap_fails(struct __test_metadata *_metadata,
+				void *ret, int err)
+{
+	EXPECT_EQ(MAP_FAILED, ret);
+	EXPECT_TRUE(err == EINVAL || err == EFAULT)
+		TH_LOG("mremap: errno %d", err);
+}
+
+TEST_F(registry, mremap_cannot_move_it)
+{
+	size_t size = self->reg.size;
+	void *dest, *ret;
+
+	dest = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, dest);
+	ret = mremap(self->reg.hdr, size, size,
+		     MREMAP_MAYMOVE | MREMAP_FIXED, dest);
+	expect_mremap_fails(_metadata, ret, errno);
+	ret = mremap(self->reg.hdr, size, size,
+		     MREMAP_MAYMOVE | MREMAP_DONTUNMAP);
+	expect_mremap_fails(_metadata, ret, errno);
+	expect_registry_intact(_metadata, &self->reg);
+	expect_kernel_sees_writes(_metadata, &self->reg);
+}
+
+TEST_F(registry, mremap_cannot_grow_it)
+{
+	size_t size = self->reg.size, pg = page_size();
+	void *ret;
+
+	ret = mremap(self->reg.hdr, size, size + pg, 0);
+	expect_mremap_fails(_metadata, ret, errno);
+	ret = mremap(self->reg.hdr, size, size + 16 * pg, MREMAP_MAYMOVE);
+	expect_mremap_fails(_metadata, ret, errno);
+	expect_registry_intact(_metadata, &self->reg);
+	expect_kernel_sees_writes(_metadata, &self->reg);
+}
+
+static unsigned char pattern(size_t i)
+{
+	return (unsigned char)(i * 13 + 7);
+}
+
+TEST_F(registry, writes_to_the_mapping_persist)
+{
+	struct sframe_jit_header *h = self->reg.hdr;
+	struct sframe_jit_header before;
+	unsigned char *p = (void *)h;
+	size_t i, wrong = 0;
+
+	/* Everything past the header: descriptors, rows, slack. */
+	for (i = page_size(); i < self->reg.size; i++)
+		p[i] = pattern(i);
+	h->fde_count = 7;
+	h->seq = 42;
+	before = *h;
+
+	/* Calls that touch the registry or the range and must fail. */
+	EXPECT_EQ(-EEXIST, jit_register(self->reg.start, self->reg.end, 1, 1,
+					NULL));
+	EXPECT_EQ(-EACCES, mprotect_err(h, self->reg.size,
+					PROT_READ | PROT_EXEC));
+	EXPECT_EQ(-EINVAL, munmap_err(h, page_size()));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end, 1, 1,
+				       NULL));
+
+	for (i = page_size(); i < self->reg.size; i++)
+		if (p[i] != pattern(i))
+			wrong++;
+	EXPECT_EQ(0U, wrong);
+	EXPECT_EQ(0, memcmp(&before, h,
+			    offsetof(struct sframe_jit_header, stats)));
+}
+
+/*
+ * The kernel keeps its own copy of the layout, the capacities and the
+ * range; what the process writes over them changes nothing.
+ */
+TEST_F(registry, scribbled_layout_fields_do_not_change_the_registration)
+{
+	struct sframe_jit_header *h = self->reg.hdr, *new = NULL;
+	struct sframe_jit_header saved = *h;
+
+	h->magic = 0;
+	h->version = 0xffff;
+	h->header_size = 1;
+	h->fde_stride = 1;
+	h->fre_stride = 1;
+	h->text_start = 0;
+	h->text_end = 1;
+	h->fde_off = 0xfffff000;
+	h->fde_capacity = 1;
+	h->fre_off = 0xfffff000;
+	h->fre_capacity = 1;
+	h->map_size = 1;
+
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
+				       REG_FDES - 1, REG_FRES, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
+				       REG_FDES, REG_FRES - 1, NULL));
+	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new));
+	EXPECT_EQ(saved.magic, new->magic);
+	EXPECT_EQ(saved.version, new->version);
+	EXPECT_EQ(saved.header_size, new->header_size);
+	EXPECT_EQ(saved.fde_stride, new->fde_stride);
+	EXPECT_EQ(saved.fre_stride, new->fre_stride);
+	EXPECT_EQ(self->reg.start, new->text_start);
+	EXPECT_EQ(self->reg.end, new->text_end);
+	EXPECT_LE(REG_FDES, new->fde_capacity);
+	EXPECT_LE(REG_FRES, new->fre_capacity);
+	EXPECT_LE(page_size(), (size_t)new->fde_off);
+	EXPECT_LE(page_size(), (size_t)new->fre_off);
+	EXPECT_EQ(mapping_size(new), (size_t)new->map_size);
+	EXPECT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+}
+
+/* SFRAME_REPLACE_JIT */
+
+TEST_F(registry, replace_copies_descriptors_rows_count_and_seq)
+{
+	struct sframe_jit_header *old = self->reg.hdr, *new = NULL;
+	size_t fde_size = sizeof(struct sframe_jit_fde);
+	size_t fre_size = sizeof(struct sframe_jit_fre);
+	unsigned int i, wrong = 0, dirty = 0;
+
+	/* Published functions, and words in slots beyond the count. */
+	jit_fill(old, self->reg.start, 5, 3);
+	jit_fde(old, REG_FDES - 1)->func_start = 0x1234;
+	jit_fre(old, REG_FRES - 1)->cfa_off = 0x5678;
+	old->seq = 6;
+
+	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
+				 2 * REG_FDES, 2 * REG_FRES, &new));
+	EXPECT_NE(old, new);
+	EXPECT_EQ(5U, new->fde_count);
+	EXPECT_EQ(6U, new->seq);
+	for (i = 0; i < REG_FDES; i++)
+		if (memcmp(jit_fde(old, i), jit_fde(new, i), fde_size))
+			wrong++;
+	for (i = 0; i < REG_FRES; i++)
+		if (memcmp(jit_fre(old, i), jit_fre(new, i), fre_size))
+			wrong++;
+	EXPECT_EQ(0U, wrong);
+	/* Slots the old registry did not have start zeroed. */
+	for (i = REG_FDES; i < new->fde_capacity; i++)
+		if (jit_fde(new, i)->func_start || jit_fde(new, i)->fre_count)
+			dirty++;
+	for (i = REG_FRES; i < new->fre_capacity; i++)
+		if (jit_fre(new, i)->cfa_off || jit_fre(new, i)->flags)
+			dirty++;
+	EXPECT_EQ(0U, dirty);
+}
+
+TEST_F(registry, replace_maps_a_new_registry_of_the_asked_size)
+{
+	struct jit_reg new = self->reg;
+	struct sframe_jit_header *h;
+	struct maps_entry e;
+	size_t fre_end;
+
+	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
+				 2 * REG_FDES, 4 * REG_FRES, &new.hdr));
+	h = new.hdr;
+	new.size = mapping_size(h);
+	ASSERT_NE(0U, new.size);
+	EXPECT_EQ(new.size, (size_t)h->map_size);
+	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, h->magic);
+	EXPECT_EQ(SFRAME_JIT_VERSION, h->version);
+	EXPECT_EQ(0U, h->flags);
+	EXPECT_EQ(self->reg.start, h->text_start);
+	EXPECT_EQ(self->reg.end, h->text_end);
+	EXPECT_LE(2 * REG_FDES, h->fde_capacity);
+	EXPECT_LE(4 * REG_FRES, h->fre_capacity);
+	fre_end = h->fre_off + (size_t)h->fre_capacity * h->fre_stride;
+	EXPECT_LE(fre_end, new.size);
+	EXPECT_LE(h->fde_off + (size_t)h->fde_capacity * h->fde_stride,
+		  new.size);
+	ASSERT_TRUE(maps_lookup((unsigned long)h, &e));
+	EXPECT_STREQ("anon_inode:[sframe_jit]", e.name);
+	expect_registry_intact(_metadata, &new);
+}
+
+struct racer {
+	__u64 start, end;
+	int stop;
+	int bad;
+	unsigned long tries;
+};
+
+static void *register_racer(void *arg)
+{
+	struct racer *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		int ret = jit_register(r->start, r->end, 1, 1, NULL);
+
+		if (ret != -EEXIST) {
+			__atomic_store_n(&r->bad, ret ? ret : 1,
+					 __ATOMIC_RELEASE);
+			break;
+		}
+		__atomic_add_fetch(&r->tries, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/*
+ * A thread keeps registering the range while the registry is replaced
+ * again and again: it must meet EEXIST every time.
+ */
+TEST_F(registry, range_stays_registered_while_it_is_replaced)
+{
+	struct racer r = { .start = self->reg.start, .end = self->reg.end };
+	struct sframe_jit_header *old = self->reg.hdr, *new = NULL;
+	size_t old_size = self->reg.size;
+	pthread_t thread;
+	int i, ret = 0;
+
+	EXPECT_TRUE(range_is_registered(self->reg.start, self->reg.end));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, register_racer, &r));
+	/* Let the racer get going, so that the two overlap. */
+	while (!__atomic_load_n(&r.tries, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&r.bad, __ATOMIC_RELAXED))
+		sched_yield();
+	for (i = 0; i < 200; i++) {
+		if (__atomic_load_n(&r.bad, __ATOMIC_ACQUIRE))
+			break;
+		ret = jit_replace(self->reg.start, self->reg.end,
+				  REG_FDES + i, REG_FRES + i, &new);
+		if (ret)
+			break;
+		munmap(old, old_size);
+		old = new;
+		old_size = mapping_size(new);
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(0, r.bad);
+	EXPECT_TRUE(range_is_registered(self->reg.start, self->reg.end));
+}
+
+TEST_F(registry, replace_with_a_smaller_capacity_is_einval)
+{
+	struct sframe_jit_header *new = NULL;
+
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
+				       REG_FDES - 1, REG_FRES, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
+				       REG_FDES, REG_FRES - 1, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
+				       1, 1, NULL));
+	expect_registry_intact(_metadata, &self->reg);
+	/* The same capacities are not smaller. */
+	EXPECT_EQ(0, jit_replace(self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new));
+}
+
+TEST_F(registry, replace_with_bad_range_or_capacity_is_einval)
+{
+	__u64 s = self->reg.start, e = self->reg.end;
+
+	EXPECT_EQ(-EINVAL, jit_replace(s, s, REG_FDES, REG_FRES, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(e, s, REG_FDES, REG_FRES, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(s, KERNEL_HALF, REG_FDES, REG_FRES,
+				       NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(s, e, 0, REG_FRES, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(s, e, REG_FDES, 0, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(s, e, SFRAME_JIT_MAX_FDES + 1,
+				       REG_FRES, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(s, e, REG_FDES,
+				       SFRAME_JIT_MAX_FRES + 1, NULL));
+	expect_registry_intact(_metadata, &self->reg);
+}
+
+TEST_F(registry, replace_of_a_range_not_registered_exactly_is_enoent)
+{
+	__u64 s = self->reg.start, e = self->reg.end, pg = page_size();
+	struct {
+		__u64 start, end;
+	} other[] = {
+		{ s, e - 1 },
+		{ s + 1, e },
+		{ s - pg, e },
+		{ s, e + pg },
+		{ e, e + pg },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(other); i++) {
+		EXPECT_EQ(-ENOENT, jit_replace(other[i].start, other[i].end,
+					       REG_FDES, REG_FRES, NULL))
+			TH_LOG("case %u", i);
+	}
+	expect_registry_intact(_metadata, &self->reg);
+	ASSERT_EQ(0, range_unregister(s, e));
+	EXPECT_EQ(-ENOENT, jit_replace(s, e, REG_FDES, REG_FRES, NULL));
+}
+
+TEST_F(registry, replaced_registry_stays_mapped_and_stops_counting)
+{
+	struct jit_reg new = self->reg;
+	struct sframe_jit_header *old = self->reg.hdr;
+
+	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new.hdr));
+	new.size = mapping_size(new.hdr);
+	/* The old mapping is the caller's to unmap. */
+	EXPECT_EQ(self->reg.size, mapping_size(old));
+	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, old->magic);
+	ASSERT_EQ(0, munmap(old, self->reg.size));
+	expect_registry_intact(_metadata, &new);
+	EXPECT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+}
+
+/* SFRAME_UNREGISTER */
+
+TEST_F(registry, unregister_frees_the_range_and_leaves_the_mapping)
+{
+	struct sframe_jit_header *h = self->reg.hdr, *again = NULL;
+
+	ASSERT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+	EXPECT_EQ(self->reg.size, mapping_size(h));
+	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, h->magic);
+	h->seq = 2;
+	ASSERT_EQ(0, jit_register(self->reg.start, self->reg.end,
+				  REG_FDES, REG_FRES, &again));
+	EXPECT_NE(h, again);
+	EXPECT_EQ(0U, again->seq);
+	EXPECT_TRUE(range_is_registered(self->reg.start, self->reg.end));
+}
+
+TEST_F(registry, unregister_of_a_range_not_registered_exactly_is_enoent)
+{
+	__u64 s = self->reg.start, e = self->reg.end, pg = page_size();
+	struct {
+		__u64 start, end;
+	} other[] = {
+		{ s, e - 1 },
+		{ s + 1, e },
+		{ s - pg, e },
+		{ s, e + pg },
+		{ e, e + pg },
+		{ KERNEL_HALF - 2 * pg, KERNEL_HALF - pg },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(other); i++) {
+		EXPECT_EQ(-ENOENT, range_unregister(other[i].start,
+						    other[i].end))
+			TH_LOG("case %u", i);
+	}
+	expect_registry_intact(_metadata, &self->reg);
+}
+
+TEST_F(registry, second_unregister_is_enoent)
+{
+	ASSERT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+	EXPECT_EQ(-ENOENT, range_unregister(self->reg.start, self->reg.end));
+}
+
+/* SFRAME_REGISTER_ELF, on a copy of the test's own .sframe section. */
+FIXTURE(elf_args) {
+	struct self_sframe me;
+	struct sframe_copy copy;
+	char *arena;
+};
+
+FIXTURE_SETUP(elf_args)
+{
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	if (!self_sframe_find(&self->me))
+		SKIP(return, NO_SFRAME_SEGMENT);
+	if (sframe_copy_make(&self->me, &self->copy, true))
+		SKIP(return, NO_SFRAME_COPY);
+}
+
+FIXTURE_TEARDOWN(elf_args)
+{
+}
+
+TEST_F(elf_args, bad_text_range_is_einval)
+{
+	struct sframe_copy *c = &self->copy;
+	__u64 sec = (unsigned long)c->sframe;
+
+	EXPECT_EQ(-EINVAL, elf_register(sec, c->sframe_size, c->text_start,
+					c->text_start));
+	EXPECT_EQ(-EINVAL, elf_register(sec, c->sframe_size, c->text_end,
+					c->text_start));
+	EXPECT_EQ(-EINVAL, elf_register(sec, c->sframe_size, c->text_start,
+					KERNEL_HALF));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, section_smaller_than_its_header_is_einval)
+{
+	struct sframe_copy *c = &self->copy;
+	__u64 sec = (unsigned long)c->sframe;
+
+	EXPECT_EQ(-EINVAL, elf_register(sec, 0, c->text_start, c->text_end));
+	EXPECT_EQ(-EINVAL, elf_register(sec, sizeof(struct sframe_sec_header)
+					- 1, c->text_start, c->text_end));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, section_above_the_size_limit_is_einval)
+{
+	struct sframe_copy *c = &self->copy;
+	__u64 sec = (unsigned long)c->sframe;
+
+	EXPECT_EQ(-EINVAL, elf_register(sec, SFRAME_ELF_MAX_SIZE + 1ULL,
+					c->text_start, c->text_end));
+	EXPECT_EQ(-EINVAL, elf_register(sec, 1ULL << 40, c->text_start,
+					c->text_end));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, unreadable_section_is_efault)
+{
+	struct sframe_copy *c = &self->copy;
+	size_t half = c->sframe_size / 2, good = page_up(c->sframe_size);
+	char *map;
+
+	EXPECT_EQ(-EFAULT, elf_register(0, c->sframe_size, c->text_start,
+					c->text_end));
+	EXPECT_EQ(-EFAULT, elf_register((unsigned long)self->arena,
+					c->sframe_size, c->text_start,
+					c->text_end));
+
+	/* A good first half that runs into an unreadable page. */
+	map = mmap(NULL, good + page_size(), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	memcpy(map + good - half, c->sframe, half);
+	ASSERT_EQ(0, mprotect(map + good, page_size(), PROT_NONE));
+	EXPECT_EQ(-EFAULT, elf_register((unsigned long)(map + good - half),
+					c->sframe_size, c->text_start,
+					c->text_end));
+
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, text_without_exec_permission_is_eacces)
+{
+	struct sframe_copy *c = &self->copy;
+	__u64 sec = (unsigned long)c->sframe;
+	__u64 none = (unsigned long)self->arena;
+
+	ASSERT_EQ(0, sframe_copy_text_prot(c, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(-EACCES, copy_elf_register(c));
+	ASSERT_EQ(0, sframe_copy_text_prot(c, PROT_READ));
+	EXPECT_EQ(-EACCES, copy_elf_register(c));
+	/* Reserved but inaccessible. */
+	EXPECT_EQ(-EACCES, elf_register(sec, c->sframe_size, none,
+					none + page_size()));
+	ASSERT_EQ(0, sframe_copy_text_prot(c, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, text_partly_without_exec_permission_is_eacces)
+{
+	struct sframe_copy *c = &self->copy;
+	unsigned long map_end = (unsigned long)c->map + c->map_size;
+	unsigned long after = c->text_pages + c->text_pages_size;
+	__u64 sec = (unsigned long)c->sframe;
+
+	/* The copy's pages past the text are read-write. */
+	if (after + page_size() > map_end)
+		SKIP(return, "the section lies before the text");
+	EXPECT_EQ(-EACCES, elf_register(sec, c->sframe_size, c->text_start,
+					after + page_size()));
+	EXPECT_EQ(-EACCES, elf_register(sec, c->sframe_size, c->text_start,
+					after + 1));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, section_over_a_jit_range_is_eexist)
+{
+	struct sframe_copy *c = &self->copy;
+
+	ASSERT_EQ(0, jit_register(c->text_start, c->text_end, 4, 8, NULL));
+	EXPECT_EQ(-EEXIST, copy_elf_register(c));
+	EXPECT_TRUE(range_is_registered(c->text_start, c->text_end));
+	ASSERT_EQ(0, range_unregister(c->text_start, c->text_end));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, jit_range_over_a_section_is_eexist)
+{
+	struct sframe_copy *c = &self->copy;
+
+	ASSERT_EQ(0, copy_elf_register(c));
+	EXPECT_EQ(-EEXIST, jit_register(c->text_start, c->text_end, 4, 8,
+					NULL));
+	EXPECT_EQ(-EEXIST, jit_register(c->text_start, c->text_start + 1,
+					4, 8, NULL));
+	EXPECT_EQ(-EEXIST, jit_register(c->text_end - 1, c->text_end + 1,
+					4, 8, NULL));
+	/* The executable's own section, registered at exec. */
+	EXPECT_EQ(-EEXIST, jit_register(self->me.text_start,
+					self->me.text_end, 4, 8, NULL));
+	EXPECT_EQ(0, range_unregister(c->text_start, c->text_end));
+}
+
+TEST_F(elf_args, second_registration_of_a_section_is_eexist)
+{
+	struct sframe_copy *c = &self->copy;
+
+	ASSERT_EQ(0, copy_elf_register(c));
+	EXPECT_EQ(-EEXIST, copy_elf_register(c));
+	EXPECT_EQ(0, range_unregister(c->text_start, c->text_end));
+	EXPECT_EQ(-ENOENT, range_unregister(c->text_start, c->text_end));
+	EXPECT_EQ(0, copy_elf_register(c));
+}
+
+TEST_F(elf_args, replace_of_a_section_range_is_enoent)
+{
+	struct sframe_copy *c = &self->copy;
+
+	ASSERT_EQ(0, copy_elf_register(c));
+	EXPECT_EQ(-ENOENT, jit_replace(c->text_start, c->text_end, 4, 8,
+				       NULL));
+	EXPECT_EQ(-ENOENT, jit_replace(self->me.text_start,
+				       self->me.text_end, 4, 8, NULL));
+	EXPECT_EQ(-EEXIST, copy_elf_register(c));
+	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+}
+
+/*
+ * RLIMIT_MEMLOCK.  Registry pages are charged to the user's locked
+ * memory unless the caller has CAP_IPC_LOCK, so the test drops that
+ * capability; the harness runs each test in a child of its own, so the
+ * drop and the limits end with the test.  The charge is per user and
+ * other processes of the user may hold some, so the test only relies on
+ * a registry far above the lowered limit failing, and on one succeeding
+ * once the limit is lifted again.
+ */
+#define MEMLOCK_TEST_LIMIT	(256UL << 10)
+#define MEMLOCK_BIG_FDES	(1U << 16)	/* megabytes of registry */
+#define MEMLOCK_BIG_FRES	(1U << 16)
+
+static int drop_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
+	__u32 bit = CAP_TO_MASK(CAP_IPC_LOCK);
+
+	if (syscall(SYS_capget, &head, data))
+		return -errno;
+	data[i].effective &= ~bit;
+	data[i].permitted &= ~bit;
+	data[i].inheritable &= ~bit;
+	if (syscall(SYS_capset, &head, data))
+		return -errno;
+	if (syscall(SYS_capget, &head, data))
+		return -errno;
+	return data[i].effective & bit ? -EPERM : 0;
+}
+
+FIXTURE(memlock) {
+	char *arena;
+	__u64 start, end;
+	struct rlimit saved;
+};
+
+FIXTURE_SETUP(memlock)
+{
+	int ret;
+
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	self->start = (unsigned long)self->arena;
+	self->end = self->start + 16 * page_size();
+	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &self->saved));
+	ret = drop_cap_ipc_lock();
+	if (ret)
+		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
+}
+
+FIXTURE_TEARDOWN(memlock)
+{
+}
+
+static int memlock_lower(FIXTURE_DATA(memlock) *self)
+{
+	struct rlimit rl = self->saved;
+
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < MEMLOCK_TEST_LIMIT)
+		rl.rlim_cur = rl.rlim_max;
+	else
+		rl.rlim_cur = MEMLOCK_TEST_LIMIT;
+	return setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/* No limit if CAP_SYS_RESOURCE allows it, else the one we started with. */
+static int memlock_lift(FIXTURE_DATA(memlock) *self)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (!setrlimit(RLIMIT_MEMLOCK, &rl))
+		return 0;
+	return setrlimit(RLIMIT_MEMLOCK, &self->saved);
+}
+
+TEST_F(memlock, registry_beyond_the_limit_is_enomem)
+{
+	ASSERT_EQ(0, memlock_lower(self));
+	EXPECT_EQ(-ENOMEM, jit_register(self->start, self->end,
+					MEMLOCK_BIG_FDES, MEMLOCK_BIG_FRES,
+					NULL));
+	/* The range was not claimed. */
+	ASSERT_EQ(0, memlock_lift(self));
+	EXPECT_EQ(0, jit_register(self->start, self->end, 1, 1, NULL));
+}
+
+TEST_F(memlock, replacement_beyond_the_limit_is_enomem)
+{
+	struct sframe_jit_header *new = NULL;
+	struct jit_reg reg;
+
+	jit_reg_new(_metadata, &reg, self->start, self->end, 1, 1);
+	ASSERT_EQ(0, memlock_lower(self));
+	EXPECT_EQ(-ENOMEM, jit_replace(self->start, self->end,
+				       MEMLOCK_BIG_FDES, MEMLOCK_BIG_FRES,
+				       NULL));
+	ASSERT_EQ(0, memlock_lift(self));
+	expect_registry_intact(_metadata, &reg);
+	EXPECT_EQ(0, jit_replace(self->start, self->end, 2, 2, &new));
+}
+
+/*
+ * kernel.sframe_max_registrations caps the registrations of one mm, of
+ * both kinds.  The executable's section (and maybe the interpreter's)
+ * already counts, so a test knows only an upper bound on how many more
+ * fit.  The old value is put back by the parent whatever the test does.
+ */
+#define TEST_MAX_REGS		8U
+
+static int sysctl_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int sysctl_write(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+FIXTURE(reg_limit) {
+	char saved[32];
+	bool restore;
+	char *arena;
+	struct self_sframe me;
+	struct sframe_copy copy;
+};
+
+FIXTURE_SETUP(reg_limit)
+{
+	char val[16];
+
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(ARENA_PAGES);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	if (sysctl_read(MAX_REGS_SYSCTL, self->saved, sizeof(self->saved)))
+		SKIP(return, "cannot read %s", MAX_REGS_SYSCTL);
+	snprintf(val, sizeof(val), "%u\n", TEST_MAX_REGS);
+	if (sysctl_write(MAX_REGS_SYSCTL, val))
+		SKIP(return, "cannot write %s (not root?)", MAX_REGS_SYSCTL);
+	self->restore = true;
+}
+
+FIXTURE_TEARDOWN_PARENT(reg_limit)
+{
+	if (self->restore)
+		EXPECT_EQ(0, sysctl_write(MAX_REGS_SYSCTL, self->saved));
+}
+
+static __u64 slot(FIXTURE_DATA(reg_limit) *self, unsigned int i)
+{
+	return (unsigned long)self->arena + (size_t)i * page_size();
+}
+
+/* Register one-page ranges until refused; return how many fit. */
+static unsigned int fill_to_the_limit(struct __test_metadata *_metadata,
+				      FIXTURE_DATA(reg_limit) *self)
+{
+	unsigned int n;
+	int ret = 0;
+
+	for (n = 0; n <= TEST_MAX_REGS; n++) {
+		ret = jit_register(slot(self, n), slot(self, n + 1), 1, 1,
+				   NULL);
+		if (ret)
+			break;
+	}
+	EXPECT_EQ(-ENOSPC, ret);
+	EXPECT_LE(n, TEST_MAX_REGS);
+	return n;
+}
+
+TEST_F(reg_limit, registrations_beyond_the_limit_are_enospc)
+{
+	unsigned int n = fill_to_the_limit(_metadata, self);
+
+	ASSERT_LT(0U, n);
+	/* The refused range is free once there is room. */
+	ASSERT_EQ(0, range_unregister(slot(self, 0), slot(self, 1)));
+	EXPECT_EQ(0, jit_register(slot(self, n), slot(self, n + 1), 1, 1,
+				  NULL));
+	EXPECT_EQ(-ENOSPC, jit_register(slot(self, n + 1), slot(self, n + 2),
+					1, 1, NULL));
+}
+
+TEST_F(reg_limit, section_beyond_the_limit_is_enospc)
+{
+	unsigned int n;
+
+	if (!self_sframe_find(&self->me))
+		SKIP(return, NO_SFRAME_SEGMENT);
+	if (sframe_copy_make(&self->me, &self->copy, true))
+		SKIP(return, NO_SFRAME_COPY);
+	n = fill_to_the_limit(_metadata, self);
+	ASSERT_LT(0U, n);
+	EXPECT_EQ(-ENOSPC, copy_elf_register(&self->copy));
+	ASSERT_EQ(0, range_unregister(slot(self, 0), slot(self, 1)));
+	EXPECT_EQ(0, copy_elf_register(&self->copy));
+}
+
+/* Replacing swaps an index entry: it neither needs nor frees a slot. */
+TEST_F(reg_limit, replace_at_the_limit_succeeds)
+{
+	struct sframe_jit_header *new = NULL;
+	unsigned int n = fill_to_the_limit(_metadata, self);
+
+	ASSERT_LT(0U, n);
+	EXPECT_EQ(0, jit_replace(slot(self, 0), slot(self, 1), 2, 2, &new));
+	EXPECT_EQ(-ENOSPC, jit_register(slot(self, n), slot(self, n + 1),
+					1, 1, NULL));
+	EXPECT_EQ(0, range_unregister(slot(self, 0), slot(self, 1)));
+	EXPECT_EQ(0, jit_register(slot(self, n), slot(self, n + 1), 1, 1,
+				  NULL));
+}
+
+TEST_HARNESS_MAIN

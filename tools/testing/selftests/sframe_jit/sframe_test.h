@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the sframe_register(2) selftests: the system call,
+ * one wrapper per operation, a look at /proc/self/maps, and a way to find
+ * and copy the test program's own .sframe section (the tests are built
+ * with -Wa,--gsframe, so binfmt_elf registered that section at exec).
+ *
+ * The wrappers return 0 or the system call's result on success and
+ * -errno on failure, so that a test can say
+ * ASSERT_EQ(-EEXIST, jit_register(...)) without errno being clobbered by
+ * the harness between the call and the check.
+ */
+#ifndef SFRAME_TEST_H
+#define SFRAME_TEST_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/sframe.h>
+
+/* The 6.12 harness itself is not clean under -Wextra. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "../kselftest_harness.h"
+#pragma GCC diagnostic pop
+/*
+ * A failed ASSERT_*() longjmp()s out of the test body and never back into
+ * it, so no local is read after the jump: -Wclobbered (part of -Wextra)
+ * only ever warns about the harness's own design here.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+#ifndef __NR_sframe_register
+#define __NR_sframe_register 463
+#endif
+
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME 0x6474e554
+#endif
+
+/* A range no user address reaches, whatever the paging depth. */
+#define KERNEL_HALF	(1ULL << 63)
+
+static inline long sframe_register(unsigned int op, void *args, size_t size)
+{
+	long ret = syscall(__NR_sframe_register, op, args, size);
+
+	return ret == -1 ? -errno : ret;
+}
+
+#define MAX_REGS_SYSCTL	"/proc/sys/kernel/sframe_max_registrations"
+
+/*
+ * Why the tests cannot run here, or NULL if they can.  The sysctl comes
+ * with the system call; without it the number may belong to another call
+ * (463 is setxattrat(2) from 6.13 on), which the tests must not make.
+ */
+static inline const char *sframe_unavailable(void)
+{
+	if (access(MAX_REGS_SYSCTL, F_OK) == 0)
+		return NULL;
+	if (sframe_register(0, NULL, 0) == -ENOSYS)
+		return "sframe_register(2) is not implemented (ENOSYS)";
+	return "no " MAX_REGS_SYSCTL ": 463 is another system call here";
+}
+
+/*
+ * For FIXTURE_SETUP, which must return when this returns true: skip the
+ * test, giving the reason, if the system call is not there.
+ */
+static inline bool sframe_skip(struct __test_metadata *_metadata)
+{
+	const char *why = sframe_unavailable();
+
+	if (why)
+		SKIP(return true, "%s", why);
+	return false;
+}
+
+static inline size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static inline unsigned long page_down(unsigned long addr)
+{
+	return addr & ~(page_size() - 1);
+}
+
+static inline unsigned long page_up(unsigned long addr)
+{
+	return page_down(addr + page_size() - 1);
+}
+
+static inline int jit_op(unsigned int op, __u64 start, __u64 end,
+			 __u32 nfde, __u32 nfre,
+			 struct sframe_jit_header **hdr)
+{
+	struct sframe_jit_args args = {
+		.text_start	= start,
+		.text_end	= end,
+		.fde_capacity	= nfde,
+		.fre_capacity	= nfre,
+	};
+	long ret = sframe_register(op, &args, sizeof(args));
+
+	if (ret < 0)
+		return ret;
+	if (hdr)
+		*hdr = (struct sframe_jit_header *)ret;
+	return 0;
+}
+
+static inline int jit_register(__u64 start, __u64 end, __u32 nfde,
+			       __u32 nfre, struct sframe_jit_header **hdr)
+{
+	return jit_op(SFRAME_REGISTER_JIT, start, end, nfde, nfre, hdr);
+}
+
+static inline int jit_replace(__u64 start, __u64 end, __u32 nfde,
+			      __u32 nfre, struct sframe_jit_header **hdr)
+{
+	return jit_op(SFRAME_REPLACE_JIT, start, end, nfde, nfre, hdr);
+}
+
+static inline int elf_register(__u64 addr, __u64 size, __u64 start,
+			       __u64 end)
+{
+	struct sframe_elf_args args = {
+		.sframe_addr	= addr,
+		.sframe_size	= size,
+		.text_start	= start,
+		.text_end	= end,
+	};
+
+	return sframe_register(SFRAME_REGISTER_ELF, &args, sizeof(args));
+}
+
+static inline int range_unregister(__u64 start, __u64 end)
+{
+	struct sframe_unregister_args args = {
+		.text_start	= start,
+		.text_end	= end,
+	};
+
+	return sframe_register(SFRAME_UNREGISTER, &args, sizeof(args));
+}
+
+/*
+ * A registration attempt that must fail on overlap.  Capacities of one
+ * keep it clear of RLIMIT_MEMLOCK, which is checked before overlap.
+ */
+static inline bool range_is_registered(__u64 start, __u64 end)
+{
+	return jit_register(start, end, 1, 1, NULL) == -EEXIST;
+}
+
+/*
+ * Address space nobody else uses, to carve JIT code ranges from.  JIT
+ * ranges need not be mapped; reserving them keeps them apart from the
+ * executable's registered text.
+ */
+static inline char *arena_reserve(size_t pages)
+{
+	return mmap(NULL, pages * page_size(), PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+}
+
+struct maps_entry {
+	unsigned long start;
+	unsigned long end;
+	char perms[8];
+	char name[256];
+};
+
+/* Find the /proc/self/maps line that holds @addr. */
+static inline bool maps_lookup(unsigned long addr, struct maps_entry *e)
+{
+	char *line = NULL;
+	size_t len = 0;
+	bool found = false;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &len, f) > 0) {
+		unsigned long start, end;
+		char perms[8];
+		int name = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n",
+			   &start, &end, perms, &name) < 3)
+			continue;
+		if (addr < start || addr >= end)
+			continue;
+		e->start = start;
+		e->end = end;
+		memcpy(e->perms, perms, sizeof(e->perms));
+		snprintf(e->name, sizeof(e->name), "%s",
+			 name ? line + name : "");
+		e->name[strcspn(e->name, "\n")] = '\0';
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Length of the mapping that starts at @addr, 0 if none does. */
+static inline size_t mapping_size(const void *addr)
+{
+	struct maps_entry e;
+
+	if (!maps_lookup((unsigned long)addr, &e) ||
+	    e.start != (unsigned long)addr)
+		return 0;
+	return e.end - e.start;
+}
+
+static inline struct sframe_jit_fde *jit_fde(struct sframe_jit_header *h,
+					     unsigned int i)
+{
+	return (void *)((char *)h + h->fde_off + (size_t)i * h->fde_stride);
+}
+
+static inline struct sframe_jit_fre *jit_fre(struct sframe_jit_header *h,
+					     unsigned int i)
+{
+	return (void *)((char *)h + h->fre_off + (size_t)i * h->fre_stride);
+}
+
+/*
+ * Publish @nfde functions of 16 bytes each from @code, two rows each,
+ * the way a JIT does: rows, then descriptor, then the count with
+ * release.  @seed varies the contents so that two fills differ.
+ */
+static inline void jit_fill(struct sframe_jit_header *h, __u64 code,
+			    unsigned int nfde, int seed)
+{
+	unsigned int i;
+
+	for (i = 0; i < nfde; i++) {
+		struct sframe_jit_fre *row = jit_fre(h, 2 * i);
+		struct sframe_jit_fde *fde = jit_fde(h, i);
+
+		row[0] = (struct sframe_jit_fre) {
+			.start_off	= 0,
+			.cfa_off	= 8,
+			.ra_off		= -8,
+			.cfa_base	= SFRAME_JIT_CFA_SP,
+		};
+		row = jit_fre(h, 2 * i + 1);
+		*row = (struct sframe_jit_fre) {
+			.start_off	= 1 + (seed & 7),
+			.cfa_off	= 16,
+			.ra_off		= -8,
+			.fp_off		= -16,
+			.cfa_base	= SFRAME_JIT_CFA_SP,
+			.flags		= SFRAME_JIT_FRE_FP_SAVED,
+		};
+		*fde = (struct sframe_jit_fde) {
+			.func_start	= code + 16 * i,
+			.func_size	= 16,
+			.fre_start	= 2 * i,
+			.fre_count	= 2,
+			.type		= SFRAME_JIT_FDE_PCINC,
+		};
+	}
+	__atomic_store_n(&h->fde_count, nfde, __ATOMIC_RELEASE);
+}
+
+/* mprotect(2) and munmap(2) as -errno, for the same reason. */
+static inline int mprotect_err(void *addr, size_t len, int prot)
+{
+	return mprotect(addr, len, prot) ? -errno : 0;
+}
+
+static inline int munmap_err(void *addr, size_t len)
+{
+	return munmap(addr, len) ? -errno : 0;
+}
+
+/* A code range and its registry. */
+struct jit_reg {
+	__u64 start;
+	__u64 end;
+	struct sframe_jit_header *hdr;
+	size_t size;
+};
+
+static inline void jit_reg_new(struct __test_metadata *_metadata,
+			       struct jit_reg *reg, __u64 start, __u64 end,
+			       __u32 nfde, __u32 nfre)
+{
+	reg->start = start;
+	reg->end = end;
+	ASSERT_EQ(0, jit_register(start, end, nfde, nfre, &reg->hdr));
+	reg->size = mapping_size(reg->hdr);
+	ASSERT_NE(0U, reg->size);
+}
+
+/*
+ * The registry is still whole where it was, writable and not executable,
+ * and still the registration of its range.
+ */
+static inline void expect_registry_intact(struct __test_metadata *_metadata,
+					  const struct jit_reg *reg)
+{
+	struct maps_entry e;
+
+	ASSERT_TRUE(maps_lookup((unsigned long)reg->hdr, &e));
+	EXPECT_EQ((unsigned long)reg->hdr, e.start);
+	EXPECT_EQ(reg->size, e.end - e.start);
+	EXPECT_EQ(0, strncmp(e.perms, "rw-", 3))
+		TH_LOG("registry mapped %s", e.perms);
+	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, reg->hdr->magic);
+	EXPECT_TRUE(range_is_registered(reg->start, reg->end));
+}
+
+/*
+ * Checks in a forked child, which cannot use the harness: report and
+ * exit non-zero, for the parent to see in the wait status.
+ */
+#define CHILD_EXPECT(cond)						\
+	do {								\
+		if (!(cond)) {						\
+			fprintf(stderr, "# child %s:%d: %s (errno %d)\n", \
+				__FILE__, __LINE__, #cond, errno);	\
+			_exit(1);					\
+		}							\
+	} while (0)
+
+static inline int child_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (!WIFEXITED(status))
+		return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	return WEXITSTATUS(status);
+}
+
+/* SFrame section header, see sframe-format.md. */
+struct sframe_sec_header {
+	__u16 magic;
+	__u8 version;
+	__u8 flags;
+	__u8 abi_arch;
+	__s8 cfa_fixed_fp_offset;
+	__s8 cfa_fixed_ra_offset;
+	__u8 auxhdr_len;
+	__u32 num_fdes;
+	__u32 num_fres;
+	__u32 fre_len;
+	__u32 fdeoff;
+	__u32 freoff;
+} __attribute__((packed));
+
+#define SFRAME_SEC_F_FUNC_START_PCREL	0x4
+#define SFRAME_SEC_ABI_AARCH64_LE	2
+
+/* Reasons to skip the tests that need the program's own section. */
+#define NO_SFRAME_SEGMENT "no PT_GNU_SFRAME segment: build with -Wa,--gsframe"
+#define NO_SFRAME_COPY	"cannot copy the .sframe section and its text"
+
+/* Where the executable's .sframe section and its code are. */
+struct self_sframe {
+	unsigned long sframe_start;
+	unsigned long sframe_size;
+	unsigned long text_start;
+	unsigned long text_end;
+};
+
+static inline int self_sframe_phdr(struct dl_phdr_info *info,
+				   size_t size, void *data)
+{
+	struct self_sframe *s = data;
+	unsigned int ntext = 0;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+
+		if (p->p_type == PT_GNU_SFRAME) {
+			s->sframe_start = info->dlpi_addr + p->p_vaddr;
+			s->sframe_size = p->p_memsz;
+		} else if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
+			s->text_start = info->dlpi_addr + p->p_vaddr;
+			s->text_end = s->text_start + p->p_memsz;
+			ntext++;
+		}
+	}
+	/* binfmt_elf's text range is ambiguous with several segments. */
+	if (ntext != 1) {
+		s->text_start = 0;
+		s->text_end = 0;
+	}
+	/* The executable comes first; stop there. */
+	return 1;
+}
+
+/*
+ * Find the executable's PT_GNU_SFRAME segment and its one executable
+ * PT_LOAD, the section and text range that binfmt_elf registered.
+ */
+static inline bool self_sframe_find(struct self_sframe *s)
+{
+	memset(s, 0, sizeof(*s));
+	dl_iterate_phdr(self_sframe_phdr, s);
+	return s->sframe_size >= sizeof(struct sframe_sec_header) &&
+	       s->text_start < s->text_end;
+}
+
+static inline int self_elf_register(const struct self_sframe *s)
+{
+	return elf_register(s->sframe_start, s->sframe_size, s->text_start,
+			    s->text_end);
+}
+
+static inline int self_elf_unregister(const struct self_sframe *s)
+{
+	return range_unregister(s->text_start, s->text_end);
+}
+
+/*
+ * A copy of the executable's section and text pages at a new place,
+ * with the distance between them kept, so that section-relative and
+ * PC-relative function starts still land in the copied text range: a
+ * valid section for code nobody registered yet.  The text pages are
+ * executable only if asked; their contents do not matter.
+ */
+struct sframe_copy {
+	char *map;
+	size_t map_size;
+	unsigned char *sframe;
+	size_t sframe_size;	/* the size to register; tests may shrink it */
+	unsigned long text_start;
+	unsigned long text_end;
+	unsigned long text_pages;	/* page-aligned start of the text */
+	size_t text_pages_size;
+	const struct self_sframe *orig;
+};
+
+static inline struct sframe_sec_header *copy_hdr(struct sframe_copy *c)
+{
+	return (struct sframe_sec_header *)c->sframe;
+}
+
+/* Restore the section and the registered size after a test broke them. */
+static inline void sframe_copy_reset(struct sframe_copy *c)
+{
+	memcpy(c->sframe, (void *)c->orig->sframe_start,
+	       c->orig->sframe_size);
+	c->sframe_size = c->orig->sframe_size;
+}
+
+static inline int sframe_copy_text_prot(struct sframe_copy *c, int prot)
+{
+	return mprotect((void *)c->text_pages, c->text_pages_size, prot);
+}
+
+static inline int sframe_copy_make(const struct self_sframe *s,
+				   struct sframe_copy *c, bool exec)
+{
+	unsigned long sframe_end = s->sframe_start + s->sframe_size;
+	unsigned long tlo = page_down(s->text_start);
+	unsigned long thi = page_up(s->text_end);
+	unsigned long slo = page_down(s->sframe_start);
+	unsigned long shi = page_up(sframe_end);
+	unsigned long lo = tlo < slo ? tlo : slo;
+	unsigned long hi = thi > shi ? thi : shi;
+
+	/* The text pages change protection; the section must not share one. */
+	if (thi > slo && shi > tlo)
+		return -1;
+	c->map_size = hi - lo;
+	c->map = mmap(NULL, c->map_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->map == MAP_FAILED)
+		return -1;
+	c->orig = s;
+	c->sframe = (unsigned char *)c->map + (s->sframe_start - lo);
+	sframe_copy_reset(c);
+	c->text_start = (unsigned long)c->map + (s->text_start - lo);
+	c->text_end = (unsigned long)c->map + (s->text_end - lo);
+	c->text_pages = (unsigned long)c->map + (tlo - lo);
+	c->text_pages_size = thi - tlo;
+	if (exec && sframe_copy_text_prot(c, PROT_READ | PROT_EXEC))
+		return -1;
+	return 0;
+}
+
+static inline int copy_elf_register(struct sframe_copy *c)
+{
+	return elf_register((unsigned long)c->sframe, c->sframe_size,
+			    c->text_start, c->text_end);
+}
+
+/* Bytes in one descriptor, 0 for a version these tests do not parse. */
+static inline size_t sframe_sec_fde_size(const struct sframe_sec_header *h)
+{
+	switch (h->version) {
+	case 1:
+		return 17;
+	case 2:
+		return 20;
+	default:
+		return 0;
+	}
+}
+
+/* Bytes the section's header says it spans, 0 if it cannot say. */
+static inline size_t sframe_sec_span(const struct sframe_sec_header *h)
+{
+	size_t base = sizeof(*h) + h->auxhdr_len;
+	size_t fdes = h->fdeoff + (size_t)h->num_fdes * sframe_sec_fde_size(h);
+	size_t fres = (size_t)h->freoff + h->fre_len;
+
+	if (!sframe_sec_fde_size(h))
+		return 0;
+	return base + (fdes > fres ? fdes : fres);
+}
+
+#endif /* SFRAME_TEST_H */
