@@ -61,7 +61,7 @@ check-runner: kernel
 check: kernel headers
 	@mk/check.sh
 
-demo: kernel
+demo: headers
 	@mk/demo.sh
 
 clean:

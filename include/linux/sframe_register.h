@@ -93,7 +93,7 @@ static inline int sframe_register_elf_exec(struct mm_struct *mm,
 					   unsigned long text_start,
 					   unsigned long text_end)
 {
-	return -ENOSYS;
+	return -EOPNOTSUPP;
 }
 #endif
 
