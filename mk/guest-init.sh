@@ -15,8 +15,23 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 mkdir -p /dev/shm /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
+# A fresh /tmp hides the host's, where the project may live (CI clones
+# it anywhere): keep the host's directories that the run needs visible.
+mkdir -p /run/host-tmp
+mount --bind /tmp /run/host-tmp
+mount -t tmpfs tmpfs /tmp
+for p in "$vmcwd" "$vmscratch" "$vmpoweroff" "$0"; do
+	case "$p" in
+	/tmp/?*)
+		d=${p#/tmp/}
+		d=${d%%/*}
+		[ -e "/tmp/$d" ] && continue
+		mkdir -p "/tmp/$d"
+		mount --bind "/run/host-tmp/$d" "/tmp/$d"
+		;;
+	esac
+done
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 \
