@@ -171,8 +171,8 @@ int sframe_sec_func(const struct sframe_sec *sec, u32 i,
 /*
  * Walk the rows of one version 1 or 2 function: each must lie inside
  * the frame-row sub-section, start strictly after the previous one and
- * inside the function (or its repeat block), and carry 1 to 3 offsets
- * of a defined width.
+ * inside the function (or its repeat block), and carry at most 3
+ * offsets of a defined width (none marks the outermost frame).
  */
 static int sframe_check_rows(const struct sframe_sec *sec,
 			     const struct sframe_func *fn)

@@ -165,6 +165,7 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 	h->header_size = sizeof(*h);
 	h->fde_stride = sizeof(struct sframe_jit_fde);
 	h->fre_stride = sizeof(struct sframe_jit_fre);
+	h->flags = 0;	/* no registration flags are defined yet */
 	h->text_start = reg->text_start;
 	h->text_end = reg->text_end;
 	h->fde_off = reg->fde_off;
@@ -670,6 +671,8 @@ static int sframe_unregister(const struct sframe_unregister_args *args)
 
 	if (args->flags)
 		return -EINVAL;
+	if (!sframe_range_ok(args->text_start, args->text_end))
+		return -EINVAL;
 	if (mmap_write_lock_killable(mm))
 		return -EINTR;
 	r = sframe_index_exact(sframe_mm_locked(mm), args->text_start,
@@ -735,49 +738,51 @@ SYSCALL_DEFINE3(sframe_register, unsigned int, op, void __user *, uargs,
 }
 
 /*
- * fork: give the child's mapping of @reg its own copy, at the same
- * address, and an index entry for it.
+ * fork: point the child's mapping of a registry at a copy of its pages,
+ * at the same address, and register the copy if the parent's registry
+ * is registered.  A mapping that is no longer registered (left behind by
+ * SFRAME_UNREGISTER or SFRAME_REPLACE_JIT and inherited despite
+ * VM_DONTCOPY, through MADV_DOFORK) gets a copy too: the two processes
+ * never share registry pages.
  */
 static int sframe_fork_jit(struct mm_struct *mm, struct sframe_mm *smm,
-			   const struct sframe_region *r)
+			   struct vm_area_struct *vma)
 {
-	struct sframe_jit_reg *old = r->jit, *reg;
-	struct vm_area_struct *vma;
-	struct sframe_region *nr;
+	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
+	struct sframe_region *nr = NULL;
 	int err;
 
-	vma = vma_lookup(mm, old->uaddr);
-	/* MADV_DONTFORK: the child has no mapping, so no registration. */
-	if (!vma || vma->vm_ops != &sframe_jit_vm_ops ||
-	    vma->vm_private_data != old)
-		return 0;
 	reg = sframe_jit_alloc(old->text_start, old->text_end, old->fde_cap,
 			       old->fre_cap, false);
 	if (IS_ERR(reg))
 		return PTR_ERR(reg);
-	nr = sframe_region_new(r->start, r->end);
-	if (!nr) {
-		sframe_jit_put(reg);
-		return -ENOMEM;
-	}
 	memcpy(reg->base, old->base, reg->size);
-	nr->kind = SFRAME_REGION_JIT;
-	nr->jit = reg;
-	err = sframe_index_insert(smm, nr);
-	if (err) {
-		kfree(nr);
-		sframe_jit_put(reg);
-		return err;
+	if (old->region) {
+		err = -ENOMEM;
+		nr = sframe_region_new(old->region->start, old->region->end);
+		if (!nr)
+			goto put_reg;
+		nr->kind = SFRAME_REGION_JIT;
+		nr->jit = reg;
+		err = sframe_index_insert(smm, nr);
+		if (err)
+			goto free_region;
+		reg->region = nr;
+		/* The creation reference is the index's; add the mapping's. */
+		refcount_inc(&reg->ref);
 	}
-	/* The creation reference becomes the index's; add the mapping's. */
-	reg->region = nr;
 	reg->mm = mm;
-	reg->uaddr = old->uaddr;
+	reg->uaddr = vma->vm_start;
 	reg->mapped = true;
-	refcount_inc(&reg->ref);
 	vma->vm_private_data = reg;
 	sframe_jit_put(old);
 	return 0;
+
+free_region:
+	kfree(nr);
+put_reg:
+	sframe_jit_put(reg);
+	return err;
 }
 
 static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
@@ -804,32 +809,42 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
  * @mm: the child's mm, whose mappings dup_mmap() has just copied.
  *
  * Called by dup_mmap() with both mmap locks held for writing.  Every JIT
- * registry the child still maps gets its own copy of the pages at the
- * same address; ELF registrations share the parent's immutable copy.
+ * registry the child maps gets its own copy of the pages at the same
+ * address, registered if the parent's is; ELF registrations share the
+ * parent's immutable copy.
  *
  * Return: 0 or -ENOMEM, which fails the fork.
  */
 int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
 {
 	struct sframe_mm *old = sframe_mm_locked(oldmm), *smm;
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
 	struct sframe_region *r;
 	unsigned long index = 0;
-	int err = 0;
+	int err;
 
-	if (!old || !old->nr)
+	/* A process that never registered anything maps no registry. */
+	if (!old)
 		return 0;
 	smm = sframe_mm_get(mm);
 	if (!smm)
 		return -ENOMEM;
-	mt_for_each(&old->index, r, index, ULONG_MAX) {
-		if (r->kind == SFRAME_REGION_JIT)
-			err = sframe_fork_jit(mm, smm, r);
-		else
-			err = sframe_fork_elf(smm, r);
+	for_each_vma(vmi, vma) {
+		if (vma->vm_ops != &sframe_jit_vm_ops)
+			continue;
+		err = sframe_fork_jit(mm, smm, vma);
 		if (err)
-			break;
+			return err;
 	}
-	return err;
+	mt_for_each(&old->index, r, index, ULONG_MAX) {
+		if (r->kind != SFRAME_REGION_ELF)
+			continue;
+		err = sframe_fork_elf(smm, r);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /**

@@ -12,8 +12,8 @@
  * @args points to the argument structure of @op and @size is its size in
  * bytes, as userspace knows it.  The structures only grow at their end:
  * the kernel accepts a smaller structure down to its first published
- * version (fields it lacks read as zero) and a larger one whose bytes
- * unknown to the kernel are zero (else E2BIG).
+ * version (fields it lacks read as zero) and a larger one, up to a page,
+ * whose bytes unknown to the kernel are zero (else E2BIG).
  *
  * Documentation/userspace-api/sframe.rst is the full description.
  */

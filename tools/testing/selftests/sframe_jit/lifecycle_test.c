@@ -71,6 +71,45 @@ TEST_F(registry, munmap_of_an_unregistered_registry_spares_a_newer_one)
 	expect_registry_intact(_metadata, &new);
 }
 
+TEST_F(registry, unregistered_registry_is_not_inherited_by_a_child)
+{
+	struct jit_reg *reg = &self->reg;
+	struct maps_entry e;
+	pid_t pid;
+
+	ASSERT_EQ(0, range_unregister(reg->start, reg->end));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(!maps_lookup((unsigned long)reg->hdr, &e));
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	EXPECT_TRUE(maps_lookup((unsigned long)reg->hdr, &e));
+}
+
+TEST_F(registry, dofork_gives_a_child_a_private_unregistered_copy)
+{
+	struct jit_reg *reg = &self->reg;
+	struct maps_entry e;
+	pid_t pid;
+
+	ASSERT_EQ(0, range_unregister(reg->start, reg->end));
+	ASSERT_EQ(0, madvise(reg->hdr, reg->size, MADV_DOFORK));
+	reg->hdr->seq = 2;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(maps_lookup((unsigned long)reg->hdr, &e));
+		CHILD_EXPECT(reg->hdr->seq == 2);
+		reg->hdr->seq = 4;
+		CHILD_EXPECT(!range_is_registered(reg->start, reg->end));
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	EXPECT_EQ(2U, reg->hdr->seq);
+}
+
 /* Bytes of a registry that fork must copy: all but the kernel's stats. */
 static bool same_registry(const void *a, const void *b, size_t size)
 {

@@ -855,7 +855,6 @@ TEST_F(registry, unregister_of_a_range_not_registered_exactly_is_enoent)
 		{ s - pg, e },
 		{ s, e + pg },
 		{ e, e + pg },
-		{ KERNEL_HALF - 2 * pg, KERNEL_HALF - pg },
 	};
 	unsigned int i;
 
@@ -871,6 +870,14 @@ TEST_F(registry, second_unregister_is_enoent)
 {
 	ASSERT_EQ(0, range_unregister(self->reg.start, self->reg.end));
 	EXPECT_EQ(-ENOENT, range_unregister(self->reg.start, self->reg.end));
+}
+
+TEST_F(registry, unregister_of_an_empty_or_reversed_range_is_einval)
+{
+	EXPECT_EQ(-EINVAL, range_unregister(self->reg.start, self->reg.start));
+	EXPECT_EQ(-EINVAL, range_unregister(self->reg.end, self->reg.start));
+	EXPECT_EQ(-EINVAL, range_unregister(self->reg.start, KERNEL_HALF));
+	expect_registry_intact(_metadata, &self->reg);
 }
 
 /* SFRAME_REGISTER_ELF, on a copy of the test's own .sframe section. */
