@@ -11,17 +11,19 @@ TREE := $(BUILD)/linux
 KOUT := $(BUILD)/kbuild
 KERNEL := $(KOUT)/arch/x86/boot/bzImage
 KCONFIG_FRAGMENTS := mk/vm.config tools/testing/selftests/sframe_jit/config
+KOUT_DEBUG := $(BUILD)/kbuild-debug
 JOBS ?= $(shell nproc)
 # LOCALVERSION= (empty) keeps setlocalversion from appending "+" for
 # the git tree in build/linux.
-KMAKE = $(MAKE) -s -C $(TREE) O=$(KOUT) CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION=
+KBUILD_ARGS = -s -C $(TREE) CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION=
+KMAKE = $(MAKE) $(KBUILD_ARGS) O=$(KOUT)
 
 export BUILD TREE KOUT KERNEL KMAKE
 # The guest command of "make vm"; read from the environment by the recipe
 # so that it may hold any quoting.
 export CMD
 
-.PHONY: all deps tree refresh kernel kernel-w1 headers vm selftests \
+.PHONY: all deps tree refresh kernel kernel-debug kernel-w1 headers vm selftests \
 	check check-runner demo clean help
 
 all: kernel
@@ -40,6 +42,13 @@ kernel: tree
 	+@$(KMAKE) -j$(JOBS) bzImage
 	+@$(MAKE) -s kernel-w1
 	@echo "kernel: $(KERNEL) ($$(cat $(KOUT)/include/config/kernel.release))"
+
+# The same kernel with lockdep, KASAN, UBSAN and kmemleak; run it with
+# KERNEL=$(KOUT_DEBUG)/arch/x86/boot/bzImage mk/vm.sh '...'.
+kernel-debug: tree
+	@mk/kconfig.sh $(KOUT_DEBUG) $(KCONFIG_FRAGMENTS) mk/debug.config
+	+@$(MAKE) $(KBUILD_ARGS) O=$(KOUT_DEBUG) -j$(JOBS) bzImage
+	@echo "kernel-debug: $(KOUT_DEBUG)/arch/x86/boot/bzImage"
 
 # Our own kernel files, rebuilt with W=1: they must be warning-free.
 kernel-w1:

@@ -22,22 +22,36 @@ make -s -C "$tree" O="$gen" tinyconfig >/dev/null
 	>"$gen/merge.log" 2>&1 || { cat "$gen/merge.log"; die "merge_config failed"; }
 make -s -C "$tree" O="$gen" olddefconfig >/dev/null
 
-bad=0
+# What the fragments ask for, the last one winning, as in merge_config.
+declare -A want=()
+declare -A from=()
 for frag in "$@"; do
 	while read -r line; do
 		case "$line" in
 		CONFIG_*=*)
-			grep -qxF -- "$line" "$gen/.config" && continue ;;
+			opt=${line%%=*} ;;
 		"# CONFIG_"*" is not set")
 			opt=${line#\# }
-			opt=${opt%% *}
-			grep -q "^$opt=" "$gen/.config" || continue ;;
+			opt=${opt%% *} ;;
 		*)
 			continue ;;
 		esac
-		echo "  $frag: '$line' did not take effect" >&2
-		bad=1
+		want[$opt]=$line
+		from[$opt]=$frag
 	done < "$frag"
+done
+
+bad=0
+for opt in "${!want[@]}"; do
+	line=${want[$opt]}
+	case "$line" in
+	CONFIG_*=*)
+		grep -qxF -- "$line" "$gen/.config" && continue ;;
+	*)
+		grep -q "^$opt=" "$gen/.config" || continue ;;
+	esac
+	echo "  ${from[$opt]}: '$line' did not take effect" >&2
+	bad=1
 done
 [ $bad = 0 ] || die "kernel configuration is missing requested options (check their dependencies)"
 
