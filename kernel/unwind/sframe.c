@@ -1,17 +1,29 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * SFrame section decoding: header, function descriptors and a one-time
- * validation of a whole section.  See sframe.h; the format is GNU
- * binutils' SFrame, versions 1 to 3, little-endian AMD64 only.
+ * SFrame decoding: section header, function descriptors, a one-time
+ * validation of a whole section, and the lookup of the frame row that
+ * applies at a PC, in an ELF section or in a JIT registry.  See sframe.h;
+ * the ELF format is GNU binutils' SFrame, versions 1 to 3, little-endian
+ * AMD64 only; the JIT registry is described in <uapi/linux/sframe.h>.
  *
  * Every field comes from an untrusted buffer: offsets and counts are
  * checked against the buffer in 64-bit arithmetic before use, and every
- * loop is bounded by the buffer's size.
+ * loop is bounded by the buffer's size.  A JIT registry is written by its
+ * process while the kernel reads it: each of its fields is read once.
+ *
+ * The lookups run in NMI context: they take no lock, allocate nothing and
+ * touch nothing but the buffer they are given.
  */
+#include <kunit/visibility.h>
+#include <linux/atomic.h>
+#include <linux/compiler.h>
 #include <linux/errno.h>
+#include <linux/export.h>
 #include <linux/kernel.h>
+#include <linux/limits.h>
 #include <linux/overflow.h>
 #include <linux/unaligned.h>
+#include <uapi/linux/sframe.h>
 
 #include "sframe.h"
 
@@ -86,25 +98,50 @@ int sframe_sec_init(struct sframe_sec *sec, const void *data, size_t size,
 	sec->fre_start = hdr_end + get_unaligned_le32(p + 24);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(sframe_sec_init);
+
+/*
+ * Function starts are relative to the section, or, with the flag of
+ * version 2's erratum 1 that version 3 keeps, to their own field.
+ */
+static bool sframe_start_pcrel(const struct sframe_sec *sec)
+{
+	return sec->version != SFRAME_VERSION_1 &&
+	       (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL);
+}
+
+/* Start address of descriptor @i, which is below @sec->num_fdes. */
+static unsigned long sframe_fde_start(const struct sframe_sec *sec, u32 i)
+{
+	size_t off = sec->fde_start + (size_t)i * sec->fde_size;
+	const u8 *fde = sec->data + off;
+	long rel;
+
+	if (sec->version == SFRAME_VERSION_3)
+		rel = (long)get_unaligned_le64(fde);
+	else
+		rel = (s32)get_unaligned_le32(fde);
+	/* Wraps as the format's address arithmetic does; callers check. */
+	if (sframe_start_pcrel(sec))
+		return sec->base + off + rel;
+	return sec->base + rel;
+}
 
 /* Versions 1 and 2: the descriptor holds everything. */
-static int sframe_func_v12(const struct sframe_sec *sec, const u8 *fde,
-			   struct sframe_func *fn)
+static int sframe_func_v12(const struct sframe_sec *sec, u32 i,
+			   const u8 *fde, struct sframe_func *fn)
 {
-	s32 start = (s32)get_unaligned_le32(fde);
 	u8 info = fde[16];
 
-	if (sec->version == SFRAME_VERSION_2 &&
-	    (sec->flags & SFRAME_F_FDE_FUNC_START_PCREL))
-		fn->start = sec->base + (fde - sec->data) + start;
-	else
-		fn->start = sec->base + start;
+	fn->start = sframe_fde_start(sec, i);
 	fn->size = get_unaligned_le32(fde + 4);
 	fn->fre_off = get_unaligned_le32(fde + 8);
 	fn->num_fres = get_unaligned_le32(fde + 12);
 	fn->fre_type = SFRAME_FDE_FRE_TYPE(info);
 	fn->pcmask = SFRAME_FDE_PCMASK(info);
 	fn->rep_size = sec->version == SFRAME_VERSION_2 ? fde[17] : 0;
+	fn->fde_type = SFRAME_FDE_TYPE_DEFAULT;
+	fn->signal = false;
 	return 0;
 }
 
@@ -112,23 +149,24 @@ static int sframe_func_v12(const struct sframe_sec *sec, const u8 *fde,
  * Version 3: a fixed-size index entry points at an attribute record in
  * the frame-row sub-section, which the function's rows follow.
  */
-static int sframe_func_v3(const struct sframe_sec *sec, const u8 *fde,
-			  struct sframe_func *fn)
+static int sframe_func_v3(const struct sframe_sec *sec, u32 i,
+			  const u8 *fde, struct sframe_func *fn)
 {
-	s64 start = (s64)get_unaligned_le64(fde);
 	u32 attr = get_unaligned_le32(fde + 12);
 	const u8 *a;
 
 	if (attr > sec->fre_len || sec->fre_len - attr < SFRAME_V3_ATTR_SIZE)
 		return -ENOEXEC;
 	a = sec->data + sec->fre_start + attr;
-	fn->start = sec->base + (fde - sec->data) + start;
+	fn->start = sframe_fde_start(sec, i);
 	fn->size = get_unaligned_le32(fde + 8);
 	fn->fre_off = attr + SFRAME_V3_ATTR_SIZE;
 	fn->num_fres = get_unaligned_le16(a);
 	fn->fre_type = SFRAME_FDE_FRE_TYPE(a[2]);
 	fn->pcmask = SFRAME_FDE_PCMASK(a[2]);
 	fn->rep_size = a[4];
+	fn->fde_type = SFRAME_FDE_TYPE(a[3]);
+	fn->signal = SFRAME_FDE_SIGNAL(a[2]);
 	return 0;
 }
 
@@ -151,9 +189,9 @@ int sframe_sec_func(const struct sframe_sec *sec, u32 i,
 		return -ENOEXEC;
 	fde = sec->data + sec->fde_start + (size_t)i * sec->fde_size;
 	if (sec->version == SFRAME_VERSION_3)
-		ret = sframe_func_v3(sec, fde, fn);
+		ret = sframe_func_v3(sec, i, fde, fn);
 	else
-		ret = sframe_func_v12(sec, fde, fn);
+		ret = sframe_func_v12(sec, i, fde, fn);
 	if (ret)
 		return ret;
 	if (fn->fre_type > 2)
@@ -251,3 +289,565 @@ int sframe_sec_validate(const struct sframe_sec *sec)
 	}
 	return 0;
 }
+
+/*
+ * Binary search for the last entry whose key is at or below a target.
+ * It checks each key it probes against those probed before: the keys
+ * must be sorted (strictly, with @strict) and lie within [@lo_key,
+ * @hi_key].  A key out of order ends the search: a table the process
+ * left unsorted is malformed, never searched into a wrong entry.
+ */
+struct sframe_search {
+	u32 lo;
+	u32 hi;
+	unsigned long lo_key;
+	unsigned long hi_key;
+	bool strict;
+};
+
+static u32 sframe_search_mid(const struct sframe_search *s)
+{
+	return s->lo + (s->hi - s->lo) / 2;
+}
+
+/* Narrow the search by @key, that of entry @mid; false if out of order. */
+static bool sframe_search_step(struct sframe_search *s, u32 mid,
+			       unsigned long key, unsigned long target)
+{
+	if (key <= target) {
+		if (key < s->lo_key || (s->strict && key == s->lo_key))
+			return false;
+		s->lo = mid + 1;
+		s->lo_key = key;
+	} else {
+		if (key > s->hi_key || (s->strict && key == s->hi_key))
+			return false;
+		s->hi = mid;
+		s->hi_key = key;
+	}
+	return true;
+}
+
+/* An unsigned or signed value of 1, 2 or 4 bytes. */
+static u32 sframe_get_uint(const u8 *p, unsigned int size)
+{
+	if (size == 1)
+		return *p;
+	if (size == 2)
+		return get_unaligned_le16(p);
+	return get_unaligned_le32(p);
+}
+
+static s32 sframe_get_int(const u8 *p, unsigned int size)
+{
+	if (size == 1)
+		return (s8)*p;
+	if (size == 2)
+		return (s16)get_unaligned_le16(p);
+	return (s32)get_unaligned_le32(p);
+}
+
+/* A frame row entry's fixed part, and its length with its data words. */
+struct sframe_fre {
+	u32 start;
+	u8 info;
+	u32 len;
+};
+
+/*
+ * Read the row at offset @pos of the frame-row sub-section, whose start
+ * offset is @addr_size bytes wide.  False unless the whole row lies
+ * inside the sub-section with data words of a defined width.
+ */
+static bool sframe_fre_at(const struct sframe_sec *sec, u64 pos,
+			  unsigned int addr_size, struct sframe_fre *fre)
+{
+	const u8 *p;
+
+	if (pos > sec->fre_len || sec->fre_len - pos < addr_size + 1)
+		return false;
+	p = sec->data + sec->fre_start + pos;
+	fre->start = sframe_get_uint(p, addr_size);
+	fre->info = p[addr_size];
+	if (SFRAME_FRE_OFFSET_SIZE(fre->info) > 2)
+		return false;
+	fre->len = addr_size + 1 + SFRAME_FRE_N_OFFSETS(fre->info) *
+		   (1U << SFRAME_FRE_OFFSET_SIZE(fre->info));
+	return sec->fre_len - pos >= fre->len;
+}
+
+/*
+ * A default row's data words on AMD64: the CFA offset, then the RA
+ * offset unless the header fixes it, then the FP offset, if saved,
+ * unless the header fixes it.
+ */
+static enum sframe_find_result
+sframe_default_row(const struct sframe_sec *sec, u8 info, const u8 *words,
+		   unsigned int n, unsigned int size, struct sframe_row *row)
+{
+	unsigned int i = 1;
+
+	row->cfa_base = SFRAME_FRE_CFA_BASE_SP(info) ? SFRAME_CFA_BASE_SP :
+						       SFRAME_CFA_BASE_FP;
+	row->cfa_off = sframe_get_int(words, size);
+	if (sec->cfa_fixed_ra) {
+		row->ra_off = sec->cfa_fixed_ra;
+	} else {
+		/* Without an offset the RA stays in a register: not AMD64. */
+		if (i == n)
+			return SFRAME_FIND_MALFORMED;
+		row->ra_off = sframe_get_int(words + i++ * size, size);
+	}
+	if (sec->cfa_fixed_fp) {
+		row->fp_saved = true;
+		row->fp_off = sec->cfa_fixed_fp;
+	} else if (i < n) {
+		row->fp_saved = true;
+		row->fp_off = sframe_get_int(words + i++ * size, size);
+	}
+	return i == n ? SFRAME_FIND_HIT : SFRAME_FIND_MALFORMED;
+}
+
+/* Control word of a flexible rule "the value is saved at CFA + offset". */
+#define SFRAME_FLEX_AT_CFA	0x2
+
+/*
+ * The flexible rule at word @i of a row of @n words, for the RA or the
+ * FP: only "saved at CFA + offset" is accepted, as struct sframe_row
+ * has no other.
+ */
+static bool sframe_flex_at_cfa(const u8 *words, unsigned int i,
+			       unsigned int n, unsigned int size, s32 *off)
+{
+	if (i + 1 >= n || sframe_get_uint(words + i * size, size) !=
+			  SFRAME_FLEX_AT_CFA)
+		return false;
+	*off = sframe_get_int(words + (i + 1) * size, size);
+	return true;
+}
+
+/*
+ * A flexible row (version 3): (control, offset) word pairs giving the
+ * rules for the CFA, the RA and the FP, in that order; a single zero
+ * control word stands for "no RA rule" when an FP rule follows.  Only the
+ * rules struct sframe_row expresses are accepted: CFA = RSP or RBP +
+ * offset, RA and FP saved at CFA + offset.  Rules through other or
+ * dereferenced registers (DRAP, realigned stacks) are malformed here.
+ */
+static enum sframe_find_result
+sframe_flex_row(const struct sframe_sec *sec, const u8 *words,
+		unsigned int n, unsigned int size, struct sframe_row *row)
+{
+	unsigned int i = 2;
+	u32 ctl;
+
+	if (n < 2)
+		return SFRAME_FIND_MALFORMED;
+	ctl = sframe_get_uint(words, size);
+	if (!SFRAME_FLEX_REG_P(ctl) || SFRAME_FLEX_DEREF_P(ctl) ||
+	    SFRAME_FLEX_UNUSED(ctl))
+		return SFRAME_FIND_MALFORMED;
+	if (SFRAME_FLEX_REGNUM(ctl) == SFRAME_DWARF_AMD64_RSP)
+		row->cfa_base = SFRAME_CFA_BASE_SP;
+	else if (SFRAME_FLEX_REGNUM(ctl) == SFRAME_DWARF_AMD64_RBP)
+		row->cfa_base = SFRAME_CFA_BASE_FP;
+	else
+		return SFRAME_FIND_MALFORMED;
+	row->cfa_off = sframe_get_int(words + size, size);
+
+	if (i < n && sframe_get_uint(words + i * size, size)) {
+		if (!sframe_flex_at_cfa(words, i, n, size, &row->ra_off))
+			return SFRAME_FIND_MALFORMED;
+		i += 2;
+	} else {
+		if (!sec->cfa_fixed_ra)
+			return SFRAME_FIND_MALFORMED;
+		row->ra_off = sec->cfa_fixed_ra;
+		if (i < n)
+			i++;	/* the padding word */
+	}
+
+	if (i < n) {
+		if (!sframe_flex_at_cfa(words, i, n, size, &row->fp_off))
+			return SFRAME_FIND_MALFORMED;
+		row->fp_saved = true;
+		i += 2;
+	} else if (sec->cfa_fixed_fp) {
+		row->fp_saved = true;
+		row->fp_off = sec->cfa_fixed_fp;
+	}
+	return i == n ? SFRAME_FIND_HIT : SFRAME_FIND_MALFORMED;
+}
+
+/*
+ * Decode row @fre at offset @pos of the frame-row sub-section.  Its info
+ * byte's RA-mangling bit is AArch64's, and a flexible row's CFA base bit
+ * is unused: AMD64 ignores both.
+ */
+static enum sframe_find_result
+sframe_fre_decode(const struct sframe_sec *sec, const struct sframe_func *fn,
+		  u64 pos, const struct sframe_fre *fre, struct sframe_row *row)
+{
+	unsigned int n = SFRAME_FRE_N_OFFSETS(fre->info);
+	unsigned int size = 1U << SFRAME_FRE_OFFSET_SIZE(fre->info);
+	const u8 *words = sec->data + sec->fre_start + pos +
+			  (1U << fn->fre_type) + 1;
+
+	*row = (struct sframe_row){};
+	if (!n) {
+		/* Version 2's erratum 2: no data words, RA undefined. */
+		if (sec->version == SFRAME_VERSION_1)
+			return SFRAME_FIND_MALFORMED;
+		row->ra_undefined = true;
+		return SFRAME_FIND_HIT;
+	}
+	row->signal = fn->signal;
+	if (fn->fde_type == SFRAME_FDE_TYPE_FLEX)
+		return sframe_flex_row(sec, words, n, size, row);
+	return sframe_default_row(sec, fre->info, words, n, size, row);
+}
+
+/*
+ * Walk the rows of @fn for the one that applies @off bytes into it.  Rows
+ * have variable length, so the walk is linear; it checks every row it
+ * passes (inside the sub-section, start offsets strictly increasing and
+ * inside the function or its repeat block), and SFRAME_MAX_FUNC_FRES
+ * bounds it.
+ */
+static enum sframe_find_result
+sframe_sec_rows(const struct sframe_sec *sec, const struct sframe_func *fn,
+		u32 off, struct sframe_row *row)
+{
+	unsigned int addr_size = 1U << fn->fre_type;
+	bool v1_mask = fn->pcmask && sec->version == SFRAME_VERSION_1;
+	u32 target = off, limit = fn->size, r, prev = 0;
+	struct sframe_fre fre, found = {};
+	u64 pos = fn->fre_off, found_pos = 0;
+	bool hit = false, match;
+
+	if (fn->num_fres > SFRAME_MAX_FUNC_FRES)
+		return SFRAME_FIND_MALFORMED;
+	if (!fn->num_fres && sec->version == SFRAME_VERSION_3 &&
+	    fn->fde_type == SFRAME_FDE_TYPE_DEFAULT) {
+		/* Version 3 marks an outermost function with no rows. */
+		*row = (struct sframe_row){ .ra_undefined = true };
+		return SFRAME_FIND_HIT;
+	}
+	if (fn->pcmask && !v1_mask) {
+		/* sframe_sec_func() refused a zero rep_size. */
+		target = off % fn->rep_size;
+		limit = fn->rep_size;
+	}
+
+	for (r = 0; r < fn->num_fres; r++) {
+		if (!sframe_fre_at(sec, pos, addr_size, &fre))
+			return SFRAME_FIND_MALFORMED;
+		if ((r && fre.start <= prev) || fre.start >= limit)
+			return SFRAME_FIND_MALFORMED;
+		/*
+		 * Version 1 PCMASK rows hold masks: a row applies where
+		 * (pc & mask) >= mask.  Otherwise rows apply from their
+		 * start offset on, and are sorted.
+		 */
+		if (v1_mask)
+			match = (target & fre.start) >= fre.start;
+		else
+			match = fre.start <= target;
+		if (match) {
+			found = fre;
+			found_pos = pos;
+			hit = true;
+		} else if (!v1_mask) {
+			break;
+		}
+		prev = fre.start;
+		pos += fre.len;
+	}
+	if (!hit)
+		return SFRAME_FIND_NONE;
+	return sframe_fre_decode(sec, fn, found_pos, &found, row);
+}
+
+/**
+ * sframe_sec_find() - find the frame row that applies at a PC
+ * @sec: a section set up by sframe_sec_init().
+ * @pc: the address to look up.
+ * @row: the row, on SFRAME_FIND_HIT; untouched otherwise.
+ *
+ * Binary-searches the function descriptors for the last one starting at
+ * or below @pc, checking on the way that they are sorted, then walks that
+ * function's rows.  The section need not have been validated by
+ * sframe_sec_validate(): whatever the bytes, the lookup stays inside the
+ * section and ends.  The row is always one of the function that contains
+ * @pc.  Safe in any context.
+ *
+ * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no function contains @pc,
+ * or none of its rows starts at or before it; SFRAME_FIND_MALFORMED if a
+ * descriptor or row met is out of order, out of bounds, undefined, or a
+ * rule struct sframe_row cannot express (see sframe_flex_row()).
+ */
+enum sframe_find_result sframe_sec_find(const struct sframe_sec *sec,
+					unsigned long pc,
+					struct sframe_row *row)
+{
+	struct sframe_search s = { .hi = sec->num_fdes, .hi_key = ULONG_MAX };
+	enum sframe_find_result ret;
+	struct sframe_row found;
+	struct sframe_func fn;
+	unsigned long end;
+	u32 mid;
+
+	while (s.lo < s.hi) {
+		mid = sframe_search_mid(&s);
+		if (!sframe_search_step(&s, mid, sframe_fde_start(sec, mid), pc))
+			return SFRAME_FIND_MALFORMED;
+	}
+	if (!s.lo)
+		return SFRAME_FIND_NONE;
+	if (sframe_sec_func(sec, s.lo - 1, &fn))
+		return SFRAME_FIND_MALFORMED;
+	if (fn.fde_type > SFRAME_FDE_TYPE_FLEX ||
+	    check_add_overflow(fn.start, (unsigned long)fn.size, &end))
+		return SFRAME_FIND_MALFORMED;
+	if (pc >= end)
+		return SFRAME_FIND_NONE;
+	ret = sframe_sec_rows(sec, &fn, pc - fn.start, &found);
+	if (ret == SFRAME_FIND_HIT)
+		*row = found;
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_sec_find);
+
+static const struct sframe_jit_fde *
+sframe_jit_fdes(const struct sframe_jit_view *v)
+{
+	return (const struct sframe_jit_fde *)((const u8 *)v->base + v->fde_off);
+}
+
+static const struct sframe_jit_fre *
+sframe_jit_fres(const struct sframe_jit_view *v)
+{
+	return (const struct sframe_jit_fre *)((const u8 *)v->base + v->fre_off);
+}
+
+/* Decode one JIT frame row, reading each of its fields once. */
+static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
+					      struct sframe_row *row)
+{
+	s32 cfa_off = READ_ONCE(fre->cfa_off);
+	s16 ra_off = READ_ONCE(fre->ra_off);
+	s16 fp_off = READ_ONCE(fre->fp_off);
+	u8 cfa_base = READ_ONCE(fre->cfa_base);
+	u8 flags = READ_ONCE(fre->flags);
+
+	if (flags & ~(SFRAME_JIT_FRE_FP_SAVED | SFRAME_JIT_FRE_RA_UNDEFINED))
+		return SFRAME_FIND_MALFORMED;
+	if (cfa_base != SFRAME_JIT_CFA_SP && cfa_base != SFRAME_JIT_CFA_FP)
+		return SFRAME_FIND_MALFORMED;
+	if (flags & SFRAME_JIT_FRE_RA_UNDEFINED) {
+		*row = (struct sframe_row){ .ra_undefined = true };
+		return SFRAME_FIND_HIT;
+	}
+	*row = (struct sframe_row){
+		.cfa_base = cfa_base == SFRAME_JIT_CFA_SP ? SFRAME_CFA_BASE_SP :
+							     SFRAME_CFA_BASE_FP,
+		.cfa_off = cfa_off,
+		.ra_off = ra_off,
+	};
+	if (flags & SFRAME_JIT_FRE_FP_SAVED) {
+		row->fp_saved = true;
+		row->fp_off = fp_off;
+	}
+	return SFRAME_FIND_HIT;
+}
+
+/*
+ * The row of a function's @count rows, from @first on, that applies at
+ * @target bytes into it (or into its repeat block): rows are fixed-size,
+ * so a binary search, which checks that the first row starts at 0 and
+ * that the rows it probes increase strictly and stay below @limit.
+ */
+static enum sframe_find_result
+sframe_jit_rows(const struct sframe_jit_view *v, u32 first, u32 count,
+		u32 target, u32 limit, struct sframe_row *row)
+{
+	const struct sframe_jit_fre *fres = sframe_jit_fres(v) + first;
+	struct sframe_search s = {
+		.lo = 1, .hi = count, .lo_key = 0, .hi_key = limit,
+		.strict = true,
+	};
+	u32 mid;
+
+	if (READ_ONCE(fres[0].start_off))
+		return SFRAME_FIND_MALFORMED;
+	while (s.lo < s.hi) {
+		mid = sframe_search_mid(&s);
+		if (!sframe_search_step(&s, mid, READ_ONCE(fres[mid].start_off),
+					target))
+			return SFRAME_FIND_MALFORMED;
+	}
+	return sframe_jit_row(&fres[s.lo - 1], row);
+}
+
+/*
+ * Look @pc up among the first @count descriptors, @count being at most
+ * the capacity.  Each descriptor field is read once: func_start during
+ * the search, the others after it.
+ */
+static enum sframe_find_result
+sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
+		  unsigned long pc, struct sframe_row *row)
+{
+	struct sframe_search s = { .hi = count, .hi_key = ULONG_MAX };
+	const struct sframe_jit_fde *fde;
+	u32 mid, size, first, nr, off, target, limit;
+	unsigned long start, end;
+	u8 type, rep_size;
+	u16 flags;
+
+	while (s.lo < s.hi) {
+		mid = sframe_search_mid(&s);
+		start = READ_ONCE(sframe_jit_fdes(v)[mid].func_start);
+		if (!sframe_search_step(&s, mid, start, pc))
+			return SFRAME_FIND_MALFORMED;
+	}
+	if (!s.lo)
+		return SFRAME_FIND_NONE;
+
+	fde = sframe_jit_fdes(v) + s.lo - 1;
+	start = s.lo_key;
+	size = READ_ONCE(fde->func_size);
+	first = READ_ONCE(fde->fre_start);
+	nr = READ_ONCE(fde->fre_count);
+	flags = READ_ONCE(fde->flags);
+	type = READ_ONCE(fde->type);
+	rep_size = READ_ONCE(fde->rep_size);
+
+	if (flags & ~SFRAME_JIT_FDE_TOMBSTONE)
+		return SFRAME_FIND_MALFORMED;
+	if (start < v->text_start ||
+	    check_add_overflow(start, (unsigned long)size, &end) ||
+	    end > v->text_end)
+		return SFRAME_FIND_MALFORMED;
+	/* In a gap after the function, or past the last one. */
+	if (pc >= end)
+		return SFRAME_FIND_NONE;
+	if (flags & SFRAME_JIT_FDE_TOMBSTONE)
+		return SFRAME_FIND_TOMBSTONE;
+
+	off = pc - start;
+	switch (type) {
+	case SFRAME_JIT_FDE_PCINC:
+		target = off;
+		limit = size;
+		break;
+	case SFRAME_JIT_FDE_PCMASK:
+		if (!rep_size)
+			return SFRAME_FIND_MALFORMED;
+		target = off % rep_size;
+		limit = rep_size;
+		break;
+	default:
+		return SFRAME_FIND_MALFORMED;
+	}
+	if (!nr || first > v->fre_cap || nr > v->fre_cap - first)
+		return SFRAME_FIND_MALFORMED;
+	return sframe_jit_rows(v, first, nr, target, limit, row);
+}
+
+/**
+ * sframe_jit_find() - find the frame row that applies at a PC in a JIT
+ *	registry
+ * @v: the kernel's private view of the registry.
+ * @pc: the address to look up, inside [@v->text_start, @v->text_end).
+ * @row: the row, on SFRAME_FIND_HIT; untouched otherwise.
+ *
+ * The registry's process may write it at any time.  The lookup reads the
+ * published descriptor count once, with acquire semantics, and clamps it
+ * to the capacity; it binary-searches the descriptors, checking that
+ * those it probes are sorted, then the function's rows.  It reads every
+ * descriptor and row field it uses once, and only inside the areas @v
+ * describes.  The header's seq is read before and after: odd, or changed
+ * meanwhile, the result is SFRAME_FIND_RETRY, whatever was found.  The
+ * lookup neither loops on seq nor waits.  Safe in NMI context.
+ *
+ * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no published function
+ * contains @pc; SFRAME_FIND_TOMBSTONE if the function containing @pc is
+ * tombstoned; SFRAME_FIND_RETRY, see above; SFRAME_FIND_MALFORMED if the
+ * descriptor or a row met breaks the rules of <uapi/linux/sframe.h>.
+ */
+enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
+					unsigned long pc,
+					struct sframe_row *row)
+{
+	const struct sframe_jit_header *hdr = v->base;
+	enum sframe_find_result ret;
+	struct sframe_row found = {};
+	u32 seq, count;
+
+	seq = READ_ONCE(hdr->seq);
+	if (seq & 1)
+		return SFRAME_FIND_RETRY;
+	/* Pairs with the writer's ordering of seq before its rewrite. */
+	smp_rmb();
+	/* Pairs with the store-release that publishes a descriptor. */
+	count = min(smp_load_acquire(&hdr->fde_count), v->fde_cap);
+	ret = sframe_jit_lookup(v, count, pc, &found);
+	/* Pairs with the writer's ordering of its rewrite before seq. */
+	smp_rmb();
+	if (READ_ONCE(hdr->seq) != seq)
+		return SFRAME_FIND_RETRY;
+	if (ret == SFRAME_FIND_HIT)
+		*row = found;
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_jit_find);
+
+/* @addr + @off, false if that leaves the address space. */
+static bool sframe_add_off(unsigned long addr, s32 off, unsigned long *res)
+{
+	if (off < 0)
+		return !check_sub_overflow(addr, (unsigned long)-(long)off, res);
+	return !check_add_overflow(addr, (unsigned long)off, res);
+}
+
+/**
+ * sframe_row_apply() - evaluate a frame row
+ * @row: the row that applies at the frame's PC.
+ * @sp: the frame's stack pointer.
+ * @fp: the frame's frame pointer.
+ * @step: where the caller's state is, on success.
+ *
+ * Computes the CFA, which is the caller's stack pointer, and the
+ * addresses the caller's return address and frame pointer are saved at.
+ * Reading them, with the nofault user accessors, is the caller's job, as
+ * is checking that the stack moves the right way.
+ *
+ * Return: 0; -ENOENT if @row marks the outermost frame (the unwind is
+ * complete); -ERANGE if an address would wrap around; -EINVAL for an
+ * unknown CFA base register.
+ */
+int sframe_row_apply(const struct sframe_row *row, unsigned long sp,
+		     unsigned long fp, struct sframe_step *step)
+{
+	unsigned long base;
+
+	if (row->ra_undefined)
+		return -ENOENT;
+	if (row->cfa_base == SFRAME_CFA_BASE_SP)
+		base = sp;
+	else if (row->cfa_base == SFRAME_CFA_BASE_FP)
+		base = fp;
+	else
+		return -EINVAL;
+	if (!sframe_add_off(base, row->cfa_off, &step->cfa) ||
+	    !sframe_add_off(step->cfa, row->ra_off, &step->ra_addr))
+		return -ERANGE;
+	step->fp_saved = row->fp_saved;
+	step->fp_addr = 0;
+	if (row->fp_saved &&
+	    !sframe_add_off(step->cfa, row->fp_off, &step->fp_addr))
+		return -ERANGE;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_row_apply);

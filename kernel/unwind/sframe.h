@@ -2,7 +2,8 @@
 /*
  * SFrame section decoding, shared by the kernel, KUnit and the userspace
  * harness in tools/testing/sframe.  Nothing here touches a task or an mm:
- * a section is a byte buffer and a base address.
+ * a section is a byte buffer and a base address, a JIT registry the
+ * kernel's mapping of it and a private copy of its layout.
  */
 #ifndef _KERNEL_UNWIND_SFRAME_H
 #define _KERNEL_UNWIND_SFRAME_H
@@ -26,14 +27,39 @@
 #define SFRAME_V3_FDE_SIZE		16
 #define SFRAME_V3_ATTR_SIZE		5
 
-/* FDE info byte */
+/* FDE info byte (version 3: the attribute record's first info byte) */
 #define SFRAME_FDE_FRE_TYPE(info)	((info) & 0xf)
 #define SFRAME_FDE_PCMASK(info)		(((info) >> 4) & 0x1)
+#define SFRAME_FDE_SIGNAL(info)		(((info) >> 7) & 0x1)	/* v3 */
+
+/* Version 3 attribute record's second info byte: the FDE type */
+#define SFRAME_FDE_TYPE(info2)		((info2) & 0x1f)
+#define SFRAME_FDE_TYPE_DEFAULT		0
+#define SFRAME_FDE_TYPE_FLEX		1
 
 /* FRE info byte */
 #define SFRAME_FRE_CFA_BASE_SP(info)	((info) & 0x1)
 #define SFRAME_FRE_N_OFFSETS(info)	(((info) >> 1) & 0xf)
 #define SFRAME_FRE_OFFSET_SIZE(info)	(((info) >> 5) & 0x3)
+
+/*
+ * Control word of a version 3 flexible FDE's rule: bit 0 register-based,
+ * bit 1 dereference, bit 2 unused, bits 3 and up a DWARF register number.
+ */
+#define SFRAME_FLEX_REG_P(ctl)		((ctl) & 0x1)
+#define SFRAME_FLEX_DEREF_P(ctl)	(((ctl) >> 1) & 0x1)
+#define SFRAME_FLEX_UNUSED(ctl)		(((ctl) >> 2) & 0x1)
+#define SFRAME_FLEX_REGNUM(ctl)		((ctl) >> 3)
+
+/* DWARF register numbers of the AMD64 psABI */
+#define SFRAME_DWARF_AMD64_RBP		6
+#define SFRAME_DWARF_AMD64_RSP		7
+
+/*
+ * Most rows one function may have, as version 3's 16-bit count allows:
+ * bounds the work of a lookup, which walks a function's rows in order.
+ */
+#define SFRAME_MAX_FUNC_FRES		0xffff
 
 /**
  * struct sframe_sec - a parsed SFrame section header
@@ -77,6 +103,8 @@ struct sframe_sec {
  * @fre_type: width of a row's start offset: 0, 1 or 2 for 1, 2, 4 bytes.
  * @pcmask: rows repeat every @rep_size bytes (PCMASK).
  * @rep_size: the repeat size of a PCMASK function.
+ * @fde_type: SFRAME_FDE_TYPE_*; always the default before version 3.
+ * @signal: a signal frame (version 3).
  */
 struct sframe_func {
 	unsigned long start;
@@ -86,6 +114,103 @@ struct sframe_func {
 	u8 fre_type;
 	bool pcmask;
 	u8 rep_size;
+	u8 fde_type;
+	bool signal;
+};
+
+/* struct sframe_row.cfa_base */
+enum sframe_cfa_base {
+	SFRAME_CFA_BASE_SP,
+	SFRAME_CFA_BASE_FP,
+};
+
+/**
+ * struct sframe_row - the frame rule that applies at one PC
+ * @cfa_base: enum sframe_cfa_base, the register the CFA is computed from.
+ * @ra_undefined: outermost frame: there is no return address, and the
+ *	unwind ends here.  The other fields are then zero.
+ * @fp_saved: the caller's frame pointer is saved at CFA + @fp_off;
+ *	otherwise the frame pointer is unchanged in the caller.
+ * @signal: the function is a signal frame (SFrame version 3): the
+ *	return address is not that of a call.
+ * @cfa_off: CFA = @cfa_base + @cfa_off.
+ * @ra_off: the return address is saved at CFA + @ra_off.
+ * @fp_off: see @fp_saved.
+ *
+ * The same rule describes ELF SFrame rows and JIT registry rows; the
+ * caller's stack pointer is the CFA.  sframe_row_apply() evaluates it.
+ */
+struct sframe_row {
+	u8 cfa_base;
+	bool ra_undefined;
+	bool fp_saved;
+	bool signal;
+	s32 cfa_off;
+	s32 ra_off;
+	s32 fp_off;
+};
+
+/**
+ * enum sframe_find_result - outcome of a PC lookup
+ * @SFRAME_FIND_HIT: the row for the PC was found.
+ * @SFRAME_FIND_NONE: nothing describes the PC: no function covers it, or
+ *	(ELF) its function has no row at or before it.
+ * @SFRAME_FIND_TOMBSTONE: (JIT) the function covering the PC was
+ *	reclaimed.
+ * @SFRAME_FIND_RETRY: (JIT) the registry was being rewritten (its
+ *	sequence count was odd or changed); the PC is unknown this time.
+ * @SFRAME_FIND_MALFORMED: the descriptor or rows met on the way are
+ *	malformed, or use a rule this decoder does not handle.
+ *
+ * Only a hit gives a row.  For every other result the unwinder treats
+ * the frame as undescribed and falls back to the frame pointer.
+ */
+enum sframe_find_result {
+	SFRAME_FIND_HIT,
+	SFRAME_FIND_NONE,
+	SFRAME_FIND_TOMBSTONE,
+	SFRAME_FIND_RETRY,
+	SFRAME_FIND_MALFORMED,
+};
+
+/**
+ * struct sframe_jit_view - the kernel's private view of a JIT registry
+ * @base: the kernel's mapping of the registry: its header.
+ * @fde_off: offset of the descriptor area from @base.
+ * @fde_cap: descriptors the area holds.
+ * @fre_off: offset of the frame-row area from @base.
+ * @fre_cap: frame rows the area holds.
+ * @text_start: the registered code range's start.
+ * @text_end: its end (exclusive).
+ *
+ * Everything here is the kernel's own copy, never read back from the
+ * shared header.  Descriptors and rows are the version 1 structures of
+ * the uapi header, one after the other: the strides the kernel writes
+ * into the shared header are their sizes.
+ */
+struct sframe_jit_view {
+	const void *base;
+	u32 fde_off;
+	u32 fde_cap;
+	u32 fre_off;
+	u32 fre_cap;
+	unsigned long text_start;
+	unsigned long text_end;
+};
+
+/**
+ * struct sframe_step - where one frame's caller state is, per its row
+ * @cfa: the canonical frame address, which is the caller's stack pointer.
+ * @ra_addr: user address the return address is to be read from.
+ * @fp_addr: user address the caller's frame pointer is to be read from,
+ *	if @fp_saved.
+ * @fp_saved: the frame pointer was saved; otherwise it is unchanged.
+ */
+struct sframe_step {
+	unsigned long cfa;
+	unsigned long ra_addr;
+	unsigned long fp_addr;
+	bool fp_saved;
 };
 
 int sframe_sec_init(struct sframe_sec *sec, const void *data, size_t size,
@@ -93,5 +218,13 @@ int sframe_sec_init(struct sframe_sec *sec, const void *data, size_t size,
 int sframe_sec_func(const struct sframe_sec *sec, u32 i,
 		    struct sframe_func *fn);
 int sframe_sec_validate(const struct sframe_sec *sec);
+enum sframe_find_result sframe_sec_find(const struct sframe_sec *sec,
+					unsigned long pc,
+					struct sframe_row *row);
+enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
+					unsigned long pc,
+					struct sframe_row *row);
+int sframe_row_apply(const struct sframe_row *row, unsigned long sp,
+		     unsigned long fp, struct sframe_step *step);
 
 #endif /* _KERNEL_UNWIND_SFRAME_H */

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Userspace shim: unaligned little-endian loads and stores. */
+#ifndef _SFRAME_SHIM_LINUX_UNALIGNED_H
+#define _SFRAME_SHIM_LINUX_UNALIGNED_H
+
+#include <endian.h>
+#include <string.h>
+#include <linux/types.h>
+
+static inline u16 get_unaligned_le16(const void *p)
+{
+	u16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
+static inline u32 get_unaligned_le32(const void *p)
+{
+	u32 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+static inline u64 get_unaligned_le64(const void *p)
+{
+	u64 v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static inline u16 get_unaligned_be16(const void *p)
+{
+	u16 v;
+
+	memcpy(&v, p, sizeof(v));
+	return be16toh(v);
+}
+
+#endif /* _SFRAME_SHIM_LINUX_UNALIGNED_H */

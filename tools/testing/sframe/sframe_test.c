@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Userspace harness of the SFrame decoder: kernel/unwind/sframe.c, built
+ * natively with ASan and UBSan, runs the cases of the KUnit suite
+ * (kernel/unwind/sframe_test_cases.h), then lookups in randomly mutated
+ * sections and registries, which must stay in bounds, end, and only hit
+ * inside a function that contains the PC, and lookups racing with a
+ * writer that follows the registry's seq protocol.
+ *
+ *	sframe_test [-v] [-n ITERATIONS] [-s SEED]
+ *
+ * The last line printed is "N passed, N failed"; the exit status is 1 if
+ * any case failed.  A sanitizer report aborts the run.
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sframe.h"
+#include "sframe_test_cases.h"
+
+static unsigned int passed, failed;
+static bool verbose;
+
+static const char *const result_names[] = {
+	[SFRAME_FIND_HIT] = "hit",
+	[SFRAME_FIND_NONE] = "none",
+	[SFRAME_FIND_TOMBSTONE] = "tombstone",
+	[SFRAME_FIND_RETRY] = "retry",
+	[SFRAME_FIND_MALFORMED] = "malformed",
+};
+
+static const char *result_name(enum sframe_find_result r)
+{
+	if ((unsigned int)r < ARRAY_SIZE(result_names))
+		return result_names[r];
+	return "(out of range)";
+}
+
+static void report(const char *suite, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!fmt) {
+		passed++;
+		if (verbose)
+			printf("ok %s: %s\n", suite, name);
+		return;
+	}
+	failed++;
+	printf("FAIL %s: %s: ", suite, name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void print_row(const char *what, const struct sframe_row *r)
+{
+	printf("  %s: base %s cfa %+d ra_undefined %d ra %+d fp_saved %d fp %+d signal %d\n",
+	       what, r->cfa_base == SFRAME_CFA_BASE_SP ? "SP" : "FP",
+	       r->cfa_off, r->ra_undefined, r->ra_off, r->fp_saved, r->fp_off,
+	       r->signal);
+}
+
+/*
+ * Check a lookup's result and row against a case: a row on a hit only,
+ * otherwise the poison left as it was.
+ */
+static void check_lookup(const char *suite, const char *name,
+			 enum sframe_find_result got,
+			 enum sframe_find_result want,
+			 const struct sframe_row *row,
+			 const struct sframe_row *want_row,
+			 const struct sframe_row *poison)
+{
+	if (got != want) {
+		report(suite, name, "got %s, expected %s", result_name(got),
+		       result_name(want));
+		if (got == SFRAME_FIND_HIT)
+			print_row("got", row);
+		return;
+	}
+	if (got != SFRAME_FIND_HIT) {
+		if (memcmp(row, poison, sizeof(*row)))
+			report(suite, name, "row written without a hit");
+		else
+			report(suite, name, NULL);
+		return;
+	}
+	if (!sframe_test_row_eq(row, want_row)) {
+		report(suite, name, "wrong row");
+		print_row("got", row);
+		print_row("expected", want_row);
+		return;
+	}
+	report(suite, name, NULL);
+}
+
+static void run_elf_case(const struct sframe_test_elf *c)
+{
+	struct sframe_row row, poison;
+	enum sframe_find_result ret;
+	struct sframe_sec sec;
+	u8 *buf;
+	int err;
+
+	/* Exactly the section's size, so that ASan sees any overread. */
+	buf = malloc(c->size);
+	if (!buf || !sframe_test_elf_bytes(c, buf)) {
+		report("elf", c->name, "bad case");
+		free(buf);
+		return;
+	}
+	err = sframe_sec_init(&sec, buf, c->size, SFT_BASE);
+	if (err != c->init) {
+		report("elf", c->name, "sframe_sec_init() %d, expected %d", err,
+		       c->init);
+	} else if (!err) {
+		memset(&poison, 0x5a, sizeof(poison));
+		row = poison;
+		ret = sframe_sec_find(&sec, c->pc, &row);
+		check_lookup("elf", c->name, ret, c->result, &row, &c->row,
+			     &poison);
+	} else {
+		report("elf", c->name, NULL);
+	}
+	free(buf);
+}
+
+static void run_jit_case(const struct sframe_test_jit *c)
+{
+	struct sframe_row row, poison;
+	enum sframe_find_result ret;
+	struct sframe_jit_view v;
+	void *buf;
+
+	if (c->nr_fdes > c->fde_cap || c->nr_fres > c->fre_cap) {
+		report("jit", c->name, "bad case");
+		return;
+	}
+	buf = malloc(sframe_test_jit_size(c));
+	if (!buf) {
+		report("jit", c->name, "out of memory");
+		return;
+	}
+	sframe_test_jit_fill(buf, c, &v);
+	memset(&poison, 0x5a, sizeof(poison));
+	row = poison;
+	ret = sframe_jit_find(&v, c->pc, &row);
+	check_lookup("jit", c->name, ret, c->result, &row, &c->row, &poison);
+	free(buf);
+}
+
+static void run_apply_case(const struct sframe_test_apply *c)
+{
+	struct sframe_step step = {};
+	int ret;
+
+	ret = sframe_row_apply(&c->row, c->sp, c->fp, &step);
+	if (ret != c->ret)
+		report("apply", c->name, "returned %d, expected %d", ret,
+		       c->ret);
+	else if (!ret && (step.cfa != c->step.cfa ||
+			  step.ra_addr != c->step.ra_addr ||
+			  step.fp_saved != c->step.fp_saved ||
+			  step.fp_addr != c->step.fp_addr))
+		report("apply", c->name,
+		       "cfa %#lx ra at %#lx fp %s at %#lx, expected cfa %#lx ra at %#lx fp %s at %#lx",
+		       step.cfa, step.ra_addr, step.fp_saved ? "saved" : "kept",
+		       step.fp_addr, c->step.cfa, c->step.ra_addr,
+		       c->step.fp_saved ? "saved" : "kept", c->step.fp_addr);
+	else
+		report("apply", c->name, NULL);
+}
+
+/* xorshift64: deterministic for a seed, good enough to mutate bytes. */
+static u64 rng_state;
+
+static u64 rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static u64 rng_below(u64 n)
+{
+	return n ? rng() % n : 0;
+}
+
+/* A value worth trying in a field: boundaries more often than not. */
+static u64 rng_value(void)
+{
+	static const u64 special[] = {
+		0, 1, 2, 3, 0x7f, 0x80, 0xff, 0x100, 0x7fff, 0x8000, 0xffff,
+		0x7fffffff, 0x80000000, 0xffffffff, 0x100000000ULL,
+		0x7fffffffffffffffULL, 0x8000000000000000ULL, ~0ULL,
+	};
+
+	if (rng() & 1)
+		return special[rng_below(ARRAY_SIZE(special))];
+	return rng();
+}
+
+/*
+ * After a hit, some function of the section must contain @pc: the
+ * lookup never answers from outside the function it found.
+ */
+static bool elf_pc_in_a_function(const struct sframe_sec *sec,
+				 unsigned long pc)
+{
+	struct sframe_func fn;
+	u32 i;
+
+	for (i = 0; i < sec->num_fdes; i++) {
+		if (sframe_sec_func(sec, i, &fn))
+			continue;
+		if (pc >= fn.start && pc - fn.start < fn.size)
+			return true;
+	}
+	return false;
+}
+
+static bool row_sane(const struct sframe_row *row)
+{
+	if (row->ra_undefined)
+		return !row->cfa_off && !row->ra_off && !row->fp_saved &&
+		       !row->fp_off && row->cfa_base == SFRAME_CFA_BASE_SP;
+	return row->cfa_base == SFRAME_CFA_BASE_SP ||
+	       row->cfa_base == SFRAME_CFA_BASE_FP;
+}
+
+/*
+ * Mutate the well-formed ELF test sections: change a few bytes, maybe
+ * cut the section short, then validate it and look PCs up in it.
+ */
+static void fuzz_elf(unsigned long iterations)
+{
+	const struct sframe_test_elf *c;
+	enum sframe_find_result ret;
+	unsigned long it, pc, bad = 0;
+	struct sframe_sec sec;
+	struct sframe_row row;
+	size_t size, i, n;
+	u8 *buf;
+
+	for (it = 0; it < iterations; it++) {
+		c = &sframe_test_elf_cases[rng_below(ARRAY_SIZE(sframe_test_elf_cases))];
+		if (c->init)
+			continue;
+		size = c->size;
+		if (!(rng() & 15))
+			size = rng_below(size + 1);
+		buf = malloc(size ? size : 1);
+		if (!buf)
+			break;
+		memcpy(buf, c->data, size);
+		for (n = 1 + rng_below(4); n && size; n--) {
+			i = rng_below(size);
+			buf[i] = rng() & 1 ? rng() : (u8)rng_value();
+		}
+		if (!sframe_sec_init(&sec, buf, size, SFT_BASE)) {
+			sframe_sec_validate(&sec);
+			for (n = 0; n < 4; n++) {
+				pc = n ? SFT_BASE + rng_below(0x30000) : c->pc;
+				ret = sframe_sec_find(&sec, pc, &row);
+				if (ret > SFRAME_FIND_MALFORMED ||
+				    ret == SFRAME_FIND_TOMBSTONE ||
+				    ret == SFRAME_FIND_RETRY ||
+				    (ret == SFRAME_FIND_HIT &&
+				     (!row_sane(&row) ||
+				      !elf_pc_in_a_function(&sec, pc))))
+					bad++;
+			}
+		}
+		free(buf);
+	}
+	if (bad)
+		report("mutation", "ELF sections", "%lu lookups went wrong", bad);
+	else
+		report("mutation", "ELF sections", NULL);
+}
+
+/* Is @pc inside a live published descriptor of the registry @v? */
+static bool jit_pc_in_a_function(const struct sframe_jit_view *v,
+				 unsigned long pc)
+{
+	const struct sframe_jit_header *hdr = v->base;
+	const struct sframe_jit_fde *fde;
+	u32 i, count = min(hdr->fde_count, v->fde_cap);
+
+	fde = (const void *)((const u8 *)v->base + v->fde_off);
+	for (i = 0; i < count; i++, fde++)
+		if (!fde->flags && pc >= fde->func_start &&
+		    pc - fde->func_start < fde->func_size &&
+		    fde->func_start >= v->text_start &&
+		    fde->func_start + fde->func_size <= v->text_end)
+			return true;
+	return false;
+}
+
+/* Overwrite one field of a descriptor or a row with a value worth trying. */
+static void mutate_jit(struct sframe_jit_view *v)
+{
+	struct sframe_jit_fde *fde;
+	struct sframe_jit_fre *fre;
+	u64 val = rng_value();
+
+	fde = (void *)((u8 *)v->base + v->fde_off);
+	fde += rng_below(v->fde_cap);
+	fre = (void *)((u8 *)v->base + v->fre_off);
+	fre += rng_below(v->fre_cap);
+	switch (rng_below(13)) {
+	case 0:
+		fde->func_start = rng() & 1 ? SFT_TEXT + rng_below(0x5000) : val;
+		break;
+	case 1:
+		fde->func_size = val;
+		break;
+	case 2:
+		fde->fre_start = rng() & 1 ? rng_below(20) : val;
+		break;
+	case 3:
+		fde->fre_count = rng() & 1 ? rng_below(20) : val;
+		break;
+	case 4:
+		fde->flags = rng_below(4);
+		break;
+	case 5:
+		fde->type = rng_below(3);
+		break;
+	case 6:
+		fde->rep_size = val;
+		break;
+	case 7:
+		fre->start_off = rng() & 1 ? rng_below(0x20) : val;
+		break;
+	case 8:
+		fre->cfa_off = val;
+		break;
+	case 9:
+		fre->ra_off = val;
+		break;
+	case 10:
+		fre->fp_off = val;
+		break;
+	case 11:
+		fre->cfa_base = rng_below(3);
+		break;
+	default:
+		fre->flags = rng_below(8);
+		break;
+	}
+}
+
+/*
+ * Mutate the standard test registry field by field, with counts above
+ * the capacity among the published counts tried.
+ */
+static void fuzz_jit(unsigned long iterations)
+{
+	const struct sframe_test_jit *c = &sframe_test_jit_cases[0];
+	struct sframe_jit_header *hdr;
+	enum sframe_find_result ret;
+	struct sframe_jit_view v;
+	unsigned long it, pc, bad = 0;
+	struct sframe_row row;
+	unsigned int n;
+	void *buf;
+
+	buf = malloc(sframe_test_jit_size(c));
+	if (!buf)
+		return;
+	for (it = 0; it < iterations; it++) {
+		sframe_test_jit_fill(buf, c, &v);
+		hdr = buf;
+		for (n = 1 + rng_below(3); n; n--)
+			mutate_jit(&v);
+		if (!(rng() & 7))
+			hdr->fde_count = rng_value();
+		hdr->seq = rng_below(4) * 2;
+		for (n = 0; n < 4; n++) {
+			pc = SFT_TEXT - 0x100 + rng_below(0x5200);
+			ret = sframe_jit_find(&v, pc, &row);
+			if (ret > SFRAME_FIND_MALFORMED ||
+			    ret == SFRAME_FIND_RETRY ||
+			    (ret == SFRAME_FIND_HIT &&
+			     (!row_sane(&row) || !jit_pc_in_a_function(&v, pc))))
+				bad++;
+		}
+	}
+	free(buf);
+	if (bad)
+		report("mutation", "JIT registries", "%lu lookups went wrong",
+		       bad);
+	else
+		report("mutation", "JIT registries", NULL);
+}
+
+/*
+ * A writer rewrites F0's descriptor in place between two states, under
+ * seq as Documentation/userspace-api/sframe.rst tells a JIT to, while
+ * the reader looks F0 + 4 up.  Each lookup must see state A's row, state
+ * B's row, or retry: never a mix of the two, which gives another row or
+ * a malformed one.
+ */
+static const struct sframe_jit_fre race_fres[] = {
+	/* 0-3: state A, F0's rows of sft_jit_fres */
+	{ .start_off = 0, .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 8,
+	  .ra_off = -8 },
+	{ .start_off = 1, .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 16,
+	  .ra_off = -8, .fp_off = -16, .flags = SFRAME_JIT_FRE_FP_SAVED },
+	{ .start_off = 4, .cfa_base = SFRAME_JIT_CFA_FP, .cfa_off = 16,
+	  .ra_off = -8, .fp_off = -16, .flags = SFRAME_JIT_FRE_FP_SAVED },
+	{ .start_off = 10, .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 8,
+	  .ra_off = -8 },
+	/* 4-7: zero: read as rows, they are malformed */
+	{}, {}, {}, {},
+	/* 8-9: state B */
+	{ .start_off = 0, .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 40,
+	  .ra_off = -8 },
+	{ .start_off = 2, .cfa_base = SFRAME_JIT_CFA_FP, .cfa_off = 48,
+	  .ra_off = -8 },
+};
+
+struct race {
+	struct sframe_jit_header *hdr;
+	struct sframe_jit_fde *fde;
+	bool stop;
+};
+
+static void *race_writer(void *arg)
+{
+	struct race *r = arg;
+	bool b = false;
+	u32 seq = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		b = !b;
+		__atomic_store_n(&r->hdr->seq, ++seq, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&r->fde->fre_start, b ? 8 : 0,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->fde->fre_count, b ? 2 : 4,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&r->hdr->seq, ++seq, __ATOMIC_RELEASE);
+		/* Let readers find the state whole now and then. */
+		for (unsigned int i = 0; i < 64; i++)
+			(void)__atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void race_jit(unsigned long iterations)
+{
+	const struct sframe_row a = {
+		.cfa_base = SFRAME_CFA_BASE_FP, .cfa_off = 16, .ra_off = -8,
+		.fp_saved = true, .fp_off = -16,
+	};
+	const struct sframe_row b = {
+		.cfa_base = SFRAME_CFA_BASE_FP, .cfa_off = 48, .ra_off = -8,
+	};
+	const struct sframe_test_jit c = {
+		.fdes = sft_jit_fdes, .nr_fdes = 1, .fres = race_fres,
+		.nr_fres = ARRAY_SIZE(race_fres), .fde_cap = 1, .fre_cap = 16,
+		.fde_count = 1,
+	};
+	unsigned long it, seen_a = 0, seen_b = 0, retries = 0, bad = 0;
+	enum sframe_find_result ret;
+	struct sframe_jit_view v;
+	struct sframe_row row;
+	struct race r = {};
+	pthread_t writer;
+	void *buf;
+
+	buf = malloc(sframe_test_jit_size(&c));
+	if (!buf)
+		return;
+	sframe_test_jit_fill(buf, &c, &v);
+	r.hdr = buf;
+	r.fde = (void *)((u8 *)buf + v.fde_off);
+	if (pthread_create(&writer, NULL, race_writer, &r)) {
+		report("race", "seq protocol", "no thread");
+		free(buf);
+		return;
+	}
+	/* Wait for the writer's first rewrite. */
+	while (__atomic_load_n(&r.hdr->seq, __ATOMIC_ACQUIRE) < 2)
+		;
+	for (it = 0; it < iterations; it++) {
+		ret = sframe_jit_find(&v, SFT_F0 + 4, &row);
+		if (ret == SFRAME_FIND_RETRY)
+			retries++;
+		else if (ret == SFRAME_FIND_HIT && sframe_test_row_eq(&row, &a))
+			seen_a++;
+		else if (ret == SFRAME_FIND_HIT && sframe_test_row_eq(&row, &b))
+			seen_b++;
+		else
+			bad++;
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	pthread_join(writer, NULL);
+	free(buf);
+	if (verbose)
+		printf("race: %lu A, %lu B, %lu retries\n", seen_a, seen_b,
+		       retries);
+	if (bad)
+		report("race", "seq protocol", "%lu torn lookups", bad);
+	else if (!seen_a || !seen_b)
+		report("race", "seq protocol", "a state never seen whole");
+	else
+		report("race", "seq protocol", NULL);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long iterations = 200000;
+	size_t i;
+	int opt;
+
+	rng_state = 0x5f3759df2b992ddfULL;
+	while ((opt = getopt(argc, argv, "vn:s:")) != -1) {
+		switch (opt) {
+		case 'v':
+			verbose = true;
+			break;
+		case 'n':
+			iterations = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			rng_state = strtoull(optarg, NULL, 0) ?: 1;
+			break;
+		default:
+			fprintf(stderr,
+				"usage: %s [-v] [-n ITERATIONS] [-s SEED]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+
+	for (i = 0; i < ARRAY_SIZE(sframe_test_elf_cases); i++)
+		run_elf_case(&sframe_test_elf_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(sframe_test_jit_cases); i++)
+		run_jit_case(&sframe_test_jit_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(sframe_test_apply_cases); i++)
+		run_apply_case(&sframe_test_apply_cases[i]);
+	fuzz_elf(iterations);
+	fuzz_jit(iterations);
+	race_jit(iterations);
+
+	printf("%u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
