@@ -10,7 +10,8 @@ BUILD := $(CURDIR)/build
 TREE := $(BUILD)/linux
 KOUT := $(BUILD)/kbuild
 KERNEL := $(KOUT)/arch/x86/boot/bzImage
-KCONFIG_FRAGMENTS := mk/vm.config tools/testing/selftests/sframe_jit/config
+KCONFIG_FRAGMENTS := mk/vm.config tools/testing/selftests/sframe_jit/config \
+	mk/kunit.config
 KOUT_DEBUG := $(BUILD)/kbuild-debug
 JOBS ?= $(shell nproc)
 # LOCALVERSION= (empty) keeps setlocalversion from appending "+" for

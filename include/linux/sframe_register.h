@@ -8,29 +8,15 @@
 #include <linux/types.h>
 
 struct mm_struct;
+struct perf_callchain_entry_ctx;
+struct sframe_elf_copy;
 struct sframe_jit_reg;
+struct sframe_row;
 
 /* What a registered code range is described by. */
 enum sframe_region_kind {
 	SFRAME_REGION_JIT,
 	SFRAME_REGION_ELF,
-};
-
-/**
- * struct sframe_elf_copy - a validated private copy of an ELF .sframe
- * @ref: one per index entry; entries of forked children share the copy.
- * @size: bytes in @data.
- * @sec_addr: the section's user address, which its PC-relative fields
- *	are relative to.
- * @rcu: frees the copy after the last reader.
- * @data: the section's bytes.
- */
-struct sframe_elf_copy {
-	refcount_t ref;
-	size_t size;
-	unsigned long sec_addr;
-	struct rcu_head rcu;
-	u8 data[];
 };
 
 /**
@@ -76,6 +62,10 @@ int sframe_register_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 			     unsigned long text_end);
 struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 					   unsigned long addr);
+int sframe_region_find(struct sframe_region *r, unsigned long pc,
+		       struct sframe_row *row);
+bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
+			   unsigned long pc, unsigned long sp, unsigned long fp);
 #else
 static inline int sframe_mm_fork(struct mm_struct *oldmm,
 				 struct mm_struct *mm)
@@ -94,6 +84,13 @@ static inline int sframe_register_elf_exec(struct mm_struct *mm,
 					   unsigned long text_end)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
+					 unsigned long pc, unsigned long sp,
+					 unsigned long fp)
+{
+	return false;
 }
 #endif
 

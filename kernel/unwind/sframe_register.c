@@ -47,6 +47,7 @@
  * @fre_off: offset of the frame-row area.
  * @fre_cap: frame-row capacity.
  * @user: the user charged for @size in locked memory.
+ * @acct_mm: the process whose pinned_vm (VmPin) shows the charge.
  * @mm: the process the registry was made for (not a reference).
  * @uaddr: where it is mapped in @mm.
  * @region: its index entry while registered; protected by the mmap lock.
@@ -64,11 +65,26 @@ struct sframe_jit_reg {
 	u32 fre_off;
 	u32 fre_cap;
 	struct user_struct *user;
+	struct mm_struct *acct_mm;
 	struct mm_struct *mm;
 	unsigned long uaddr;
 	struct sframe_region *region;
 	bool mapped;
 	struct work_struct free_work;
+};
+
+/**
+ * struct sframe_elf_copy - a validated private copy of an ELF .sframe
+ * @ref: one per index entry; entries of forked children share the copy.
+ * @sec: the parsed header, pointing into @data.
+ * @rcu: frees the copy after the last reader.
+ * @data: the section's bytes.
+ */
+struct sframe_elf_copy {
+	refcount_t ref;
+	struct sframe_sec sec;
+	struct rcu_head rcu;
+	u8 data[];
 };
 
 static unsigned int sysctl_sframe_max_registrations = 1024;
@@ -134,6 +150,16 @@ static int sframe_charge(struct user_struct *user, unsigned long pages,
 	return 0;
 }
 
+static void sframe_uncharge(struct sframe_jit_reg *reg)
+{
+	unsigned long pages = reg->size >> PAGE_SHIFT;
+
+	atomic_long_sub(pages, &reg->user->locked_vm);
+	free_uid(reg->user);
+	atomic64_sub(pages, &reg->acct_mm->pinned_vm);
+	mmdrop(reg->acct_mm);
+}
+
 static void sframe_jit_free_work(struct work_struct *work)
 {
 	struct sframe_jit_reg *reg = container_of(work, struct sframe_jit_reg,
@@ -144,8 +170,7 @@ static void sframe_jit_free_work(struct work_struct *work)
 	for (off = 0; off < reg->size; off += PAGE_SIZE)
 		vmalloc_to_page(reg->base + off)->mapping = NULL;
 	vfree(reg->base);
-	atomic_long_sub(reg->size >> PAGE_SHIFT, &reg->user->locked_vm);
-	free_uid(reg->user);
+	sframe_uncharge(reg);
 	kfree(reg);
 }
 
@@ -177,11 +202,12 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 
 /*
  * A new, zeroed registry with its header filled in, charged to the
- * current user.  The caller holds its only reference.
+ * current user and shown in @mm's VmPin.  The caller holds its only
+ * reference.
  */
 static struct sframe_jit_reg *
-sframe_jit_alloc(unsigned long start, unsigned long end, u32 fde_cap,
-		 u32 fre_cap, bool enforce)
+sframe_jit_alloc(struct mm_struct *mm, unsigned long start, unsigned long end,
+		 u32 fde_cap, u32 fre_cap, bool enforce)
 {
 	struct sframe_jit_reg *reg;
 	u64 fre_off, size;
@@ -204,9 +230,12 @@ sframe_jit_alloc(unsigned long start, unsigned long end, u32 fde_cap,
 		err = -ENOMEM;
 		goto uncharge;
 	}
+	reg->size = size;
+	reg->acct_mm = mm;
+	mmgrab(mm);
+	atomic64_add(size >> PAGE_SHIFT, &mm->pinned_vm);
 	refcount_set(&reg->ref, 1);
 	INIT_WORK(&reg->free_work, sframe_jit_free_work);
-	reg->size = size;
 	reg->text_start = start;
 	reg->text_end = end;
 	reg->fde_off = PAGE_SIZE;
@@ -508,7 +537,7 @@ static long sframe_register_jit(const struct sframe_jit_args *args,
 	ret = sframe_check_jit_args(args);
 	if (ret)
 		return ret;
-	reg = sframe_jit_alloc(args->text_start, args->text_end,
+	reg = sframe_jit_alloc(mm, args->text_start, args->text_end,
 			       args->fde_capacity, args->fre_capacity, true);
 	if (IS_ERR(reg))
 		return PTR_ERR(reg);
@@ -572,7 +601,6 @@ static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 					       unsigned long size)
 {
 	struct sframe_elf_copy *elf;
-	struct sframe_sec sec;
 	int err;
 
 	elf = kvmalloc(struct_size(elf, data, size), GFP_KERNEL_ACCOUNT);
@@ -581,14 +609,12 @@ static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 	err = -EFAULT;
 	if (copy_from_user(elf->data, (const void __user *)addr, size))
 		goto free;
-	err = sframe_sec_init(&sec, elf->data, size, addr);
+	err = sframe_sec_init(&elf->sec, elf->data, size, addr);
 	if (!err)
-		err = sframe_sec_validate(&sec);
+		err = sframe_sec_validate(&elf->sec);
 	if (err)
 		goto free;
 	refcount_set(&elf->ref, 1);
-	elf->size = size;
-	elf->sec_addr = addr;
 	return elf;
 free:
 	kvfree(elf);
@@ -752,8 +778,8 @@ static int sframe_fork_jit(struct mm_struct *mm, struct sframe_mm *smm,
 	struct sframe_region *nr = NULL;
 	int err;
 
-	reg = sframe_jit_alloc(old->text_start, old->text_end, old->fde_cap,
-			       old->fre_cap, false);
+	reg = sframe_jit_alloc(mm, old->text_start, old->text_end,
+			       old->fde_cap, old->fre_cap, false);
 	if (IS_ERR(reg))
 		return PTR_ERR(reg);
 	memcpy(reg->base, old->base, reg->size);
@@ -885,4 +911,69 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 	struct sframe_mm *smm = rcu_dereference(mm->sframe);
 
 	return smm ? mtree_load(&smm->index, addr) : NULL;
+}
+
+/* The kernel's counters in the registry's header: approximate by design. */
+static void sframe_jit_count(const struct sframe_jit_reg *reg,
+			     enum sframe_find_result res)
+{
+	struct sframe_jit_stats *st = &((struct sframe_jit_header *)reg->base)->stats;
+	__u64 *c = NULL;
+
+	WRITE_ONCE(st->lookups, READ_ONCE(st->lookups) + 1);
+	switch (res) {
+	case SFRAME_FIND_HIT:
+		c = &st->hits;
+		break;
+	case SFRAME_FIND_TOMBSTONE:
+		c = &st->tombstone_hits;
+		break;
+	case SFRAME_FIND_RETRY:
+		c = &st->seq_retries;
+		break;
+	case SFRAME_FIND_MALFORMED:
+		c = &st->malformed;
+		break;
+	case SFRAME_FIND_NONE:
+		break;
+	}
+	if (c)
+		WRITE_ONCE(*c, READ_ONCE(*c) + 1);
+}
+
+/**
+ * sframe_region_find() - the frame row of a registered region for a PC
+ * @r: an entry found by sframe_region_lookup(), under the same RCU read
+ *	section.
+ * @pc: the address to look up.
+ * @row: filled in on a hit.
+ *
+ * Safe in NMI context: a JIT registry is read through the kernel's
+ * mapping with the layout the kernel keeps privately, and its counters
+ * are updated; an ELF section is read from the kernel's copy.
+ *
+ * Return: an enum sframe_find_result.
+ */
+int sframe_region_find(struct sframe_region *r, unsigned long pc,
+		       struct sframe_row *row)
+{
+	const struct sframe_jit_reg *reg;
+	struct sframe_jit_view v;
+	enum sframe_find_result res;
+
+	if (r->kind == SFRAME_REGION_ELF)
+		return sframe_sec_find(&r->elf->sec, pc, row);
+	reg = r->jit;
+	v = (struct sframe_jit_view){
+		.base = reg->base,
+		.fde_off = reg->fde_off,
+		.fde_cap = reg->fde_cap,
+		.fre_off = reg->fre_off,
+		.fre_cap = reg->fre_cap,
+		.text_start = reg->text_start,
+		.text_end = reg->text_end,
+	};
+	res = sframe_jit_find(&v, pc, row);
+	sframe_jit_count(reg, res);
+	return res;
 }

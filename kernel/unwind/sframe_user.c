@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The SFrame user stack walker behind perf_event_attr.callchain_sframe
+ * and BPF_F_USER_SFRAME.
+ *
+ * It runs in NMI or IRQ context on the sampled task: the tables are
+ * found through the mm's index under RCU (sframe_register.c), JIT
+ * registries are read through the kernel's mapping and ELF sections
+ * from the kernel's validated copy, and the user stack only through the
+ * nofault accessor.  A frame no table describes, or whose table turns
+ * out unusable, gets one frame-pointer step, as the plain walker would
+ * take.  Every step must move up the stack, so the walk ends.
+ */
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sframe_register.h>
+#include <linux/uaccess.h>
+
+#include "sframe.h"
+
+/* Where the walk stands: the frame being unwound. */
+struct sframe_walk {
+	unsigned long pc;
+	unsigned long sp;
+	unsigned long fp;
+};
+
+static bool sframe_read_word(unsigned long addr, unsigned long *val)
+{
+	if (!IS_ALIGNED(addr, sizeof(long)))
+		return false;
+	return !copy_from_user_nofault(val, (const void __user *)addr,
+				       sizeof(*val));
+}
+
+/*
+ * One frame-pointer step: the frame record at fp holds the caller's fp
+ * and the return address.  Returns false where there is no such record.
+ */
+static bool sframe_fp_step(struct sframe_walk *w)
+{
+	unsigned long next_fp, ra;
+
+	if (w->fp < w->sp || w->fp > TASK_SIZE - 2 * sizeof(long))
+		return false;
+	if (!sframe_read_word(w->fp, &next_fp) ||
+	    !sframe_read_word(w->fp + sizeof(long), &ra))
+		return false;
+	w->sp = w->fp + 2 * sizeof(long);
+	w->fp = next_fp;
+	w->pc = ra;
+	return true;
+}
+
+/*
+ * One step by a frame row: read the return address and the saved frame
+ * pointer where the row says.  Returns 1 for a step taken, 0 at the
+ * outermost frame, -1 where the row cannot be followed.
+ */
+static int sframe_row_step(struct sframe_walk *w, const struct sframe_row *row)
+{
+	struct sframe_step step;
+	unsigned long ra, fp = w->fp;
+	int ret;
+
+	ret = sframe_row_apply(row, w->sp, w->fp, &step);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret || step.cfa <= w->sp || step.cfa > TASK_SIZE)
+		return -1;
+	if (!sframe_read_word(step.ra_addr, &ra))
+		return -1;
+	if (step.fp_saved && !sframe_read_word(step.fp_addr, &fp))
+		return -1;
+	w->sp = step.cfa;
+	w->fp = fp;
+	w->pc = ra;
+	return 1;
+}
+
+/*
+ * Unwind one frame.  For a caller's frame the PC is a return address,
+ * which may lie just past the end of the calling function: look up the
+ * byte before it.
+ */
+static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w,
+			bool first)
+{
+	unsigned long pc = first ? w->pc : w->pc - 1;
+	unsigned long old_sp = w->sp;
+	struct sframe_region *r;
+	struct sframe_row row;
+	int ret;
+
+	r = sframe_region_lookup(mm, pc);
+	if (r && sframe_region_find(r, pc, &row) == SFRAME_FIND_HIT) {
+		ret = sframe_row_step(w, &row);
+		if (ret == 0)
+			return false;
+		if (ret > 0)
+			return w->pc && w->pc < TASK_SIZE;
+	}
+	if (!sframe_fp_step(w))
+		return false;
+	return w->sp > old_sp && w->pc && w->pc < TASK_SIZE;
+}
+
+/**
+ * sframe_callchain_user() - walk the current task's user stack by SFrame
+ * @entry: the callchain being filled; the sampled PC is already in it.
+ * @pc: the sampled user instruction pointer.
+ * @sp: the user stack pointer.
+ * @fp: the user frame pointer.
+ *
+ * Safe in NMI context.  The walk stops at the outermost frame a table
+ * marks, at the depth limit, at a frame neither a table nor a frame
+ * record describes, or when the stack pointer would not move up.
+ *
+ * Return: true if the walk was done here; false if the task registered
+ * no tables, for the caller to walk frame pointers as before.
+ */
+bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
+			   unsigned long pc, unsigned long sp, unsigned long fp)
+{
+	struct mm_struct *mm = current->mm;
+	struct sframe_walk w = { .pc = pc, .sp = sp, .fp = fp };
+	bool first = true;
+
+	if (!mm || !rcu_access_pointer(mm->sframe))
+		return false;
+	rcu_read_lock();
+	while (entry->nr < entry->max_stack) {
+		if (!sframe_step(mm, &w, first))
+			break;
+		first = false;
+		if (perf_callchain_store(entry, w.pc))
+			break;
+	}
+	rcu_read_unlock();
+	return true;
+}
