@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "../kselftest_harness.h"
 
@@ -36,6 +37,15 @@ TEST(proc_version_names_the_same_release)
 	fclose(f);
 	snprintf(want, sizeof(want), "Linux version %s ", u.release);
 	ASSERT_EQ(0, strncmp(buf, want, strlen(want)));
+}
+
+/*
+ * The other tests skip on a kernel without the system call; on the
+ * kernel under test that would hide everything, so fail here instead.
+ */
+TEST(kernel_under_test_has_sframe_register)
+{
+	ASSERT_EQ(0, access("/proc/sys/kernel/sframe_max_registrations", F_OK));
 }
 
 TEST_HARNESS_MAIN

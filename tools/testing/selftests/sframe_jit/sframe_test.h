@@ -72,9 +72,7 @@ static inline const char *sframe_unavailable(void)
 {
 	if (access(MAX_REGS_SYSCTL, F_OK) == 0)
 		return NULL;
-	if (sframe_register(0, NULL, 0) == -ENOSYS)
-		return "sframe_register(2) is not implemented (ENOSYS)";
-	return "no " MAX_REGS_SYSCTL ": 463 is another system call here";
+	return "no " MAX_REGS_SYSCTL ": this kernel lacks sframe_register(2)";
 }
 
 /*

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Registry memory is charged where the process can see it (VmPin), a
+ * failed registration charges nothing, and many register/unregister
+ * cycles, or processes that exit with live registrations, leave no
+ * kernel memory behind.
+ */
+#include "sframe_test.h"
+
+/* A field of /proc/self/status or /proc/meminfo, in kB; -1 if absent. */
+static long proc_kb(const char *file, const char *field)
+{
+	size_t len = strlen(field);
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen(file, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, len) && line[len] == ':') {
+			kb = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+static long vm_pin_kb(void)
+{
+	return proc_kb("/proc/self/status", "VmPin");
+}
+
+/*
+ * VmPin once the deferred frees have run: the last reference to a
+ * registry may go after an RCU grace period and a work item.
+ */
+static long settled_vm_pin_kb(long want)
+{
+	long cur = vm_pin_kb();
+	int i;
+
+	for (i = 0; i < 100 && cur != want; i++) {
+		usleep(100 * 1000);
+		cur = vm_pin_kb();
+	}
+	return cur;
+}
+
+/*
+ * Kernel memory that registrations use: slab for the index and
+ * bookkeeping, vmalloc for registries.  Frees go through RCU and a
+ * work item, so wait until the figure stops falling.
+ */
+static long settled_kernel_kb(void)
+{
+	long prev = -1, cur = 0;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		cur = proc_kb("/proc/meminfo", "Slab") +
+		      proc_kb("/proc/meminfo", "VmallocUsed");
+		if (cur == prev)
+			break;
+		prev = cur;
+		usleep(200 * 1000);
+	}
+	return cur;
+}
+
+FIXTURE(accounting) {
+	char *arena;
+	__u64 start;
+	__u64 end;
+};
+
+FIXTURE_SETUP(accounting)
+{
+	if (sframe_skip(_metadata))
+		return;
+	self->arena = arena_reserve(16);
+	ASSERT_NE(NULL, self->arena);
+	self->start = (unsigned long)self->arena;
+	self->end = self->start + 16 * page_size();
+}
+
+FIXTURE_TEARDOWN(accounting)
+{
+	if (self->arena)
+		munmap(self->arena, 16 * page_size());
+}
+
+TEST_F(accounting, registry_pages_show_in_vmpin_until_unmapped)
+{
+	struct sframe_jit_header *h;
+	long before = vm_pin_kb();
+
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, jit_register(self->start, self->end, 1000, 8000, &h));
+	EXPECT_EQ(before + (long)(h->map_size / 1024), vm_pin_kb());
+	ASSERT_EQ(0, munmap(h, h->map_size));
+	EXPECT_EQ(before, settled_vm_pin_kb(before));
+}
+
+TEST_F(accounting, failed_registration_charges_nothing)
+{
+	struct sframe_jit_header *h;
+	long before;
+
+	ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+	before = vm_pin_kb();
+	/* Overlap, zero capacity, bad flags: each refused, none charged. */
+	EXPECT_EQ(-EEXIST, jit_register(self->start, self->end, 16, 16, NULL));
+	EXPECT_EQ(-EINVAL, jit_register(self->end, self->end + page_size(),
+					0, 16, NULL));
+	EXPECT_EQ(-ENOENT, jit_replace(self->end, self->end + page_size(),
+				       16, 16, NULL));
+	EXPECT_EQ(before, vm_pin_kb());
+	ASSERT_EQ(0, munmap(h, h->map_size));
+}
+
+TEST_F(accounting, ten_thousand_register_unregister_cycles_leak_nothing)
+{
+	long pin = vm_pin_kb(), kernel = settled_kernel_kb();
+	struct sframe_jit_header *h;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		ASSERT_EQ(0, jit_register(self->start, self->end, 64, 256, &h))
+			TH_LOG("cycle %d", i);
+		if (i & 1)
+			ASSERT_EQ(0, range_unregister(self->start, self->end));
+		ASSERT_EQ(0, munmap(h, h->map_size));
+	}
+	EXPECT_EQ(pin, settled_vm_pin_kb(pin));
+	/* Allow a little slab noise from the rest of the system. */
+	EXPECT_GT(kernel + 512, settled_kernel_kb());
+}
+
+TEST_F(accounting, exit_with_live_registrations_leaks_nothing)
+{
+	long kernel = settled_kernel_kb();
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		pid_t pid = fork();
+
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			CHILD_EXPECT(jit_register(self->start, self->end, 256,
+						  1024, NULL) == 0);
+			_exit(0);
+		}
+		ASSERT_EQ(0, child_status(pid));
+	}
+	EXPECT_GT(kernel + 512, settled_kernel_kb());
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,1437 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf samples through JIT code, checked frame by frame.
+ *
+ * A small x86-64 JIT emits four kinds of function into one code page,
+ * publishes their frame rows in a JIT registry and runs this chain:
+ *
+ *   sample_run (C) -> fp_func (JIT, frame pointer) -> stub k (JIT, one
+ *   of a run of identical stubs under one PCMASK descriptor) -> nofp_func
+ *   (JIT, pushes, a stack adjustment and a stack change in mid-function)
+ *   -> sample_bridge (C, -fomit-frame-pointer, described only by the
+ *   executable's .sframe) -> leaf (JIT, no frame pointer), which spins.
+ *
+ * Every JIT function stores its own return address at entry, and the C
+ * functions store theirs with __builtin_return_address(0): those stores,
+ * never the tables or an unwinder, give the expected callchain.  A task
+ * clock samples the run; every sample whose IP is in the leaf's loop must
+ * carry exactly that chain, down to sample_run's return address, when
+ * the event has the callchain_sframe bit.  Without the bit the plain
+ * frame-pointer walker runs and gets none of them right, which shows
+ * that the comparison can fail.
+ *
+ * The first tests need neither the system call nor perf: they run the
+ * JIT code natively, and single-step it to check each row against the
+ * stack it describes.  Set SFRAME_SAMPLE_DUMP=FILE to get the emitted
+ * bytes for objdump -D -b binary -m i386:x86-64.
+ */
+#include <assert.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <ucontext.h>
+
+#include <linux/perf_event.h>
+
+#include "sframe_test.h"
+#include "sample_bridge.h"
+
+#ifndef noinline
+#define noinline __attribute__((__noinline__))
+#endif
+
+/* What the chain runs through, in address order in the code page. */
+enum jit_fn_id {
+	FN_FP,		/* frame-pointer function */
+	FN_STUBS,	/* NR_STUBS identical stubs, one PCMASK descriptor */
+	FN_NOFP,	/* no frame pointer; calls sample_bridge() */
+	FN_LEAF,	/* no frame pointer; spins */
+	NR_FNS,
+};
+
+#define NR_STUBS	8
+#define STUB_SIZE	32
+#define FN_ALIGN	64
+#define MAX_ROWS	16
+#define MAX_FN_BYTES	(NR_STUBS * STUB_SIZE)
+
+/*
+ * The expected user callchain: the sampled IP in the leaf, then the
+ * return addresses into sample_bridge, nofp_func, the stub, fp_func,
+ * sample_run and sample_run's caller.  Frames beyond it run through the
+ * harness and libc, which carries no tables, and are not compared.
+ */
+#define NR_FRAMES	7
+
+static const char * const frame_name[NR_FRAMES] = {
+	"IP in the leaf", "leaf -> sample_bridge", "sample_bridge -> nofp_func",
+	"nofp_func -> stub", "stub -> fp_func", "fp_func -> sample_run",
+	"sample_run -> its caller",
+};
+
+/* The chain entry that unwinding each JIT function's frame yields. */
+static const unsigned int frame_of[NR_FNS] = {
+	[FN_LEAF] = 1, [FN_NOFP] = 3, [FN_STUBS] = 4, [FN_FP] = 5,
+};
+
+#define SAMPLE_PERIOD_NS	100000	/* task clock: 10000 samples a second */
+#define MIN_LEAF_SAMPLES	1000UL
+#define SESSION_SECONDS		15
+#define RING_PAGES		64	/* data pages, a power of two */
+#define MAX_STACK		32
+#define BRIDGE_ARG		1000	/* keeps %rbp a small number, not a frame */
+
+/* The data page after the code page, which the JIT code reads and writes. */
+struct jit_data {
+	unsigned long stub_slot[NR_STUBS];	/* stub k calls *stub_slot[k] */
+	unsigned long stub_target;		/* the stub fp_func calls */
+	unsigned long spin;			/* the leaf's loop count, >= 1 */
+	unsigned long ret[NR_FNS];		/* return addresses, stored at entry */
+};
+
+/* One emitted function, as the emitter knows it. */
+struct jit_fn {
+	const char *name;
+	unsigned long start;
+	__u32 size;
+	__u8 type;			/* enum sframe_jit_fde_type */
+	__u8 rep_size;			/* PCMASK: bytes per stub */
+	struct sframe_jit_fre rows[MAX_ROWS];
+	unsigned int nr_rows;
+	__u32 call_ret;			/* offset of the return address of its call */
+	__u32 spin_start, spin_end;	/* the leaf's loop */
+	unsigned char insn[MAX_FN_BYTES];	/* 1 where an instruction starts */
+	unsigned int fde;		/* index of its descriptor */
+};
+
+struct jit {
+	unsigned char *map;		/* the code page, then the data page */
+	unsigned char *code;
+	struct jit_data *data;
+	size_t code_size;
+	struct jit_fn fn[NR_FNS];
+	struct sframe_jit_header *reg;	/* NULL when not registered */
+	unsigned int nr_fdes, nr_fres;
+};
+
+/* sample_run()'s return address, stored by each call. */
+static unsigned long run_ret;
+
+/* The leaf's loop count as sample_bridge_c_leaf() sees it. */
+static unsigned long c_leaf_spin;
+
+/*
+ * The emitter.  It tracks the CFA rule after each instruction and
+ * appends a frame row at every instruction that changes it; those rows
+ * are the ones the registry gets.
+ */
+enum {
+	RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI,
+	R8, R9, R10, R11, R12, R13, R14, R15,
+};
+
+struct emitter {
+	unsigned char *buf;
+	size_t pos, cap;
+	struct jit_fn *fn;
+	size_t fn_pos;		/* where the function, or this stub, starts */
+	bool record;		/* rows and insn marks: off for stubs 1.. */
+	/* The CFA rule after the last instruction. */
+	__u8 cfa_base;
+	__s32 cfa_off;
+	__s16 fp_off;		/* 0: the caller's %rbp is still in %rbp */
+	bool overflow;
+};
+
+static void emit_raw(struct emitter *e, const __u8 *op, size_t n,
+		     __u64 imm, size_t imm_size)
+{
+	if (e->pos + n + imm_size > e->cap) {
+		e->overflow = true;
+		return;
+	}
+	if (e->pos - e->fn_pos >= MAX_FN_BYTES) {
+		e->overflow = true;
+		return;
+	}
+	if (e->record)
+		e->fn->insn[e->pos - e->fn_pos] = 1;
+	memcpy(e->buf + e->pos, op, n);
+	e->pos += n;
+	/* x86 immediates are little endian, like the host. */
+	memcpy(e->buf + e->pos, &imm, imm_size);
+	e->pos += imm_size;
+}
+
+#define OP(...)		((const __u8[]){ __VA_ARGS__ })
+#define EMIT(e, ...)	emit_raw(e, OP(__VA_ARGS__), sizeof(OP(__VA_ARGS__)), 0, 0)
+#define EMIT_IMM(e, imm, size, ...) \
+	emit_raw(e, OP(__VA_ARGS__), sizeof(OP(__VA_ARGS__)), imm, size)
+
+static unsigned long emit_addr(const struct emitter *e)
+{
+	return (unsigned long)e->buf + e->pos;
+}
+
+/* The CFA rule changed at the current position: one more row. */
+static void cfa_changed(struct emitter *e)
+{
+	struct jit_fn *fn = e->fn;
+
+	if (!e->record)
+		return;
+	if (fn->nr_rows == MAX_ROWS) {
+		e->overflow = true;
+		return;
+	}
+	fn->rows[fn->nr_rows++] = (struct sframe_jit_fre) {
+		.start_off	= e->pos - e->fn_pos,
+		.cfa_off	= e->cfa_off,
+		.ra_off		= -8,
+		.fp_off		= e->fp_off,
+		.cfa_base	= e->cfa_base,
+		.flags		= e->fp_off ? SFRAME_JIT_FRE_FP_SAVED : 0,
+	};
+}
+
+static void pad_to(struct emitter *e, size_t align)
+{
+	while (e->pos % align && e->pos < e->cap)
+		e->buf[e->pos++] = 0xcc;	/* int3 */
+}
+
+/* Start a function, or one stub of a run: the call just pushed the RA. */
+static void frame_begin(struct emitter *e)
+{
+	e->fn_pos = e->pos;
+	e->cfa_base = SFRAME_JIT_CFA_SP;
+	e->cfa_off = 8;
+	e->fp_off = 0;
+	cfa_changed(e);
+}
+
+static void fn_begin(struct emitter *e, struct jit_fn *fn, const char *name,
+		     __u8 type, __u8 rep_size)
+{
+	pad_to(e, FN_ALIGN);
+	memset(fn, 0, sizeof(*fn));
+	fn->name = name;
+	fn->start = emit_addr(e);
+	fn->type = type;
+	fn->rep_size = rep_size;
+	e->fn = fn;
+	e->record = true;
+	frame_begin(e);
+}
+
+static void fn_end(struct emitter *e)
+{
+	e->fn->size = emit_addr(e) - e->fn->start;
+}
+
+/* mov (%rsp),%rax; movabs %rax,slot: store the return address. */
+static void emit_store_ret(struct emitter *e, unsigned long *slot)
+{
+	EMIT(e, 0x48, 0x8b, 0x04, 0x24);
+	EMIT_IMM(e, (unsigned long)slot, 8, 0x48, 0xa3);
+}
+
+static void emit_push(struct emitter *e, int reg)
+{
+	if (reg >= R8)
+		EMIT(e, 0x41, 0x50 + reg - R8);
+	else
+		EMIT(e, 0x50 + reg);
+	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
+		e->cfa_off += 8;
+		cfa_changed(e);
+	}
+}
+
+static void emit_pop(struct emitter *e, int reg)
+{
+	if (reg >= R8)
+		EMIT(e, 0x41, 0x58 + reg - R8);
+	else
+		EMIT(e, 0x58 + reg);
+	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
+		e->cfa_off -= 8;
+		cfa_changed(e);
+	}
+}
+
+static void emit_sub_rsp(struct emitter *e, __u8 n)
+{
+	EMIT(e, 0x48, 0x83, 0xec, n);
+	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
+		e->cfa_off += n;
+		cfa_changed(e);
+	}
+}
+
+static void emit_add_rsp(struct emitter *e, __u8 n)
+{
+	EMIT(e, 0x48, 0x83, 0xc4, n);
+	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
+		e->cfa_off -= n;
+		cfa_changed(e);
+	}
+}
+
+/* push %rbp; mov %rsp,%rbp */
+static void emit_frame_enter(struct emitter *e)
+{
+	EMIT(e, 0x55);
+	e->cfa_off += 8;
+	e->fp_off = -e->cfa_off;
+	cfa_changed(e);
+	EMIT(e, 0x48, 0x89, 0xe5);
+	e->cfa_base = SFRAME_JIT_CFA_FP;
+	cfa_changed(e);
+}
+
+/* leave: %rsp = %rbp + 8, %rbp restored. */
+static void emit_leave(struct emitter *e)
+{
+	EMIT(e, 0xc9);
+	e->cfa_base = SFRAME_JIT_CFA_SP;
+	e->cfa_off -= 8;
+	e->fp_off = 0;
+	cfa_changed(e);
+}
+
+static void emit_ret(struct emitter *e)
+{
+	EMIT(e, 0xc3);
+}
+
+static void call_done(struct emitter *e)
+{
+	if (e->record)
+		e->fn->call_ret = e->pos - e->fn_pos;
+}
+
+/* call *%rax */
+static void emit_call_rax(struct emitter *e)
+{
+	EMIT(e, 0xff, 0xd0);
+	call_done(e);
+}
+
+/* call *slot(%rip) */
+static void emit_call_slot(struct emitter *e, unsigned long *slot)
+{
+	long disp = (long)slot - (long)(emit_addr(e) + 6);
+
+	if (disp != (__s32)disp) {
+		e->overflow = true;
+		return;
+	}
+	EMIT_IMM(e, (__u32)disp, 4, 0xff, 0x15);
+	call_done(e);
+}
+
+/* movabs $imm,%rax */
+static void emit_mov_rax_imm(struct emitter *e, unsigned long imm)
+{
+	EMIT_IMM(e, imm, 8, 0x48, 0xb8);
+}
+
+/* movabs addr,%rax: a load */
+static void emit_load_rax(struct emitter *e, unsigned long *addr)
+{
+	EMIT_IMM(e, (unsigned long)addr, 8, 0x48, 0xa1);
+}
+
+/*
+ * fp_func(x): a classic frame; calls the stub in data->stub_target and
+ * returns its result + x, x kept in the frame across the call.
+ */
+static void emit_fp_func(struct emitter *e, struct jit *j)
+{
+	fn_begin(e, &j->fn[FN_FP], "fp_func", SFRAME_JIT_FDE_PCINC, 0);
+	emit_store_ret(e, &j->data->ret[FN_FP]);
+	emit_frame_enter(e);
+	emit_sub_rsp(e, 16);
+	EMIT(e, 0x48, 0x89, 0x7d, 0xf8);	/* mov %rdi,-0x8(%rbp) */
+	emit_load_rax(e, &j->data->stub_target);
+	emit_call_rax(e);
+	EMIT(e, 0x48, 0x03, 0x45, 0xf8);	/* add -0x8(%rbp),%rax */
+	emit_leave(e);
+	emit_ret(e);
+	fn_end(e);
+}
+
+/*
+ * NR_STUBS stubs of STUB_SIZE bytes, alike but for their slot: each
+ * adjusts the stack, calls through its rip-relative slot and returns
+ * the callee's result.  Only the first one's rows and instruction marks
+ * are recorded; the PCMASK descriptor repeats them.
+ */
+static void emit_stubs(struct emitter *e, struct jit *j)
+{
+	struct jit_fn *fn = &j->fn[FN_STUBS];
+	unsigned int k;
+
+	fn_begin(e, fn, "stubs", SFRAME_JIT_FDE_PCMASK, STUB_SIZE);
+	for (k = 0; k < NR_STUBS; k++) {
+		if (k) {
+			e->record = false;
+			frame_begin(e);
+		}
+		emit_store_ret(e, &j->data->ret[FN_STUBS]);
+		emit_sub_rsp(e, 8);
+		emit_call_slot(e, &j->data->stub_slot[k]);
+		emit_add_rsp(e, 8);
+		emit_ret(e);
+		if (e->pos - e->fn_pos > STUB_SIZE)
+			e->overflow = true;
+		pad_to(e, STUB_SIZE);
+	}
+	e->record = true;
+	fn_end(e);
+}
+
+/*
+ * nofp_func(x): no frame pointer; saves two callee-saved registers,
+ * keeps values in them and in a stack slot across the call, and pushes
+ * once more around the call.  Returns sample_bridge(x) + 5x.
+ */
+static void emit_nofp_func(struct emitter *e, struct jit *j)
+{
+	fn_begin(e, &j->fn[FN_NOFP], "nofp_func", SFRAME_JIT_FDE_PCINC, 0);
+	emit_store_ret(e, &j->data->ret[FN_NOFP]);
+	emit_push(e, RBX);
+	emit_push(e, R12);
+	emit_sub_rsp(e, 24);
+	EMIT(e, 0x48, 0x89, 0xfb);		/* mov %rdi,%rbx */
+	EMIT(e, 0x4c, 0x8d, 0x24, 0x7f);	/* lea (%rdi,%rdi,2),%r12 */
+	EMIT(e, 0x48, 0x89, 0x7c, 0x24, 0x08);	/* mov %rdi,0x8(%rsp) */
+	/* The stack changes again in mid-function, around the call only. */
+	emit_push(e, R13);
+	emit_sub_rsp(e, 8);
+	emit_mov_rax_imm(e, (unsigned long)sample_bridge);
+	emit_call_rax(e);
+	emit_add_rsp(e, 8);
+	emit_pop(e, R13);
+	EMIT(e, 0x48, 0x01, 0xd8);		/* add %rbx,%rax */
+	EMIT(e, 0x4c, 0x01, 0xe0);		/* add %r12,%rax */
+	EMIT(e, 0x48, 0x03, 0x44, 0x24, 0x08);	/* add 0x8(%rsp),%rax */
+	emit_add_rsp(e, 24);
+	emit_pop(e, R12);
+	emit_pop(e, RBX);
+	emit_ret(e);
+	fn_end(e);
+}
+
+/* leaf(y): no frame pointer; spins data->spin times, returns spin + y. */
+static void emit_leaf(struct emitter *e, struct jit *j)
+{
+	struct jit_fn *fn = &j->fn[FN_LEAF];
+
+	fn_begin(e, fn, "leaf", SFRAME_JIT_FDE_PCINC, 0);
+	emit_store_ret(e, &j->data->ret[FN_LEAF]);
+	emit_sub_rsp(e, 40);
+	emit_load_rax(e, &j->data->spin);
+	EMIT(e, 0x48, 0x89, 0x44, 0x24, 0x10);	/* mov %rax,0x10(%rsp) */
+	EMIT(e, 0x48, 0x89, 0xc1);		/* mov %rax,%rcx */
+	fn->spin_start = e->pos - e->fn_pos;
+	EMIT(e, 0x48, 0xff, 0xc9);		/* 1: dec %rcx */
+	EMIT(e, 0x75, 0xfb);			/* jne 1b */
+	fn->spin_end = e->pos - e->fn_pos;
+	EMIT(e, 0x48, 0x8b, 0x44, 0x24, 0x10);	/* mov 0x10(%rsp),%rax */
+	EMIT(e, 0x48, 0x01, 0xf8);		/* add %rdi,%rax */
+	emit_add_rsp(e, 40);
+	emit_ret(e);
+	fn_end(e);
+}
+
+static unsigned long stub_addr(const struct jit *j, unsigned int k)
+{
+	return j->fn[FN_STUBS].start + k * STUB_SIZE;
+}
+
+/* Append @fn to the registry as the uapi header says: rows, FDE, count. */
+static void jit_publish(struct __test_metadata *_metadata, struct jit *j,
+			struct jit_fn *fn)
+{
+	struct sframe_jit_header *h = j->reg;
+	struct sframe_jit_fde *fde;
+	unsigned int i;
+
+	ASSERT_GE(h->fre_capacity - j->nr_fres, fn->nr_rows);
+	ASSERT_GT(h->fde_capacity, j->nr_fdes);
+	for (i = 0; i < fn->nr_rows; i++) {
+		struct sframe_jit_fre *row = jit_fre(h, j->nr_fres + i);
+
+		memset(row, 0, h->fre_stride);
+		memcpy(row, &fn->rows[i], sizeof(*row));
+	}
+	fde = jit_fde(h, j->nr_fdes);
+	memset(fde, 0, h->fde_stride);
+	fde->func_start = fn->start;
+	fde->func_size = fn->size;
+	fde->fre_start = j->nr_fres;
+	fde->fre_count = fn->nr_rows;
+	fde->type = fn->type;
+	fde->rep_size = fn->rep_size;
+	fn->fde = j->nr_fdes;
+	__atomic_store_n(&h->fde_count, j->nr_fdes + 1, __ATOMIC_RELEASE);
+	j->nr_fdes++;
+	j->nr_fres += fn->nr_rows;
+}
+
+/*
+ * Emit the functions into a code page followed by their data page, make
+ * the code executable and, if @publish, register and publish it.
+ */
+static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
+		      bool publish)
+{
+	size_t ps = page_size();
+	struct emitter e = { 0 };
+	unsigned int i;
+
+	memset(j, 0, sizeof(*j));
+	j->map = mmap(NULL, 2 * ps, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, j->map);
+	j->code = j->map;
+	j->code_size = ps;
+	j->data = (struct jit_data *)(j->map + ps);
+	j->data->spin = 1;
+
+	e.buf = j->code;
+	e.cap = j->code_size;
+	emit_fp_func(&e, j);
+	emit_stubs(&e, j);
+	emit_nofp_func(&e, j);
+	emit_leaf(&e, j);
+	ASSERT_FALSE(e.overflow);
+	pad_to(&e, j->code_size);
+
+	for (i = 0; i < NR_STUBS; i++)
+		j->data->stub_slot[i] = j->fn[FN_NOFP].start;
+	j->data->stub_target = stub_addr(j, 0);
+	sample_bridge_callee = (long (*)(long))j->fn[FN_LEAF].start;
+	ASSERT_EQ(0, mprotect(j->code, j->code_size, PROT_READ | PROT_EXEC));
+
+	if (!publish)
+		return;
+	ASSERT_EQ(0, jit_register((unsigned long)j->code,
+				  (unsigned long)j->code + j->code_size,
+				  NR_FNS, 4 * MAX_ROWS, &j->reg));
+	ASSERT_EQ((__u32)SFRAME_JIT_MAGIC, j->reg->magic);
+	ASSERT_EQ(SFRAME_JIT_VERSION, j->reg->version);
+	/* Before any of it runs; in address order, as the registry wants. */
+	for (i = 0; i < NR_FNS; i++)
+		jit_publish(_metadata, j, &j->fn[i]);
+}
+
+static void jit_teardown(struct jit *j)
+{
+	if (j->reg)
+		munmap(j->reg, j->reg->map_size);
+	if (j->map)
+		munmap(j->map, 2 * page_size());
+}
+
+/* A stand-in for the JIT leaf, to compute what sample_bridge() returns. */
+static long sample_bridge_c_leaf(long y)
+{
+	return c_leaf_spin + y;
+}
+
+/* What a run of the chain returns, from a model of each JIT function. */
+static long jit_expected_result(const struct jit *j, long x)
+{
+	long (*leaf)(long) = sample_bridge_callee;
+	long bridge;
+
+	c_leaf_spin = j->data->spin;
+	sample_bridge_callee = sample_bridge_c_leaf;
+	bridge = sample_bridge(x);
+	sample_bridge_callee = leaf;
+	/* nofp_func adds x + 3x + x, the stub nothing, fp_func x. */
+	return bridge + 5 * x + x;
+}
+
+/* Run the chain once; stores run_ret and the return addresses. */
+static noinline long sample_run(const struct jit *j, long x)
+{
+	long (*entry)(long) = (long (*)(long))j->fn[FN_FP].start;
+	long r;
+
+	run_ret = (unsigned long)__builtin_return_address(0);
+	r = entry(x);
+	/* A use after the call: no tail call, this frame stays on the stack. */
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+
+/*
+ * Call sample_run() through a pointer the compiler cannot follow, so that
+ * it neither inlines nor clones it: the function at sample_run's address
+ * is the one that runs.
+ */
+static long run_chain(const struct jit *j, long x)
+{
+	long (*run)(const struct jit *j, long x) = sample_run;
+
+	__asm__ volatile("" : "+r"(run));
+	return run(j, x);
+}
+
+/*
+ * The return addresses stored by the last run are where the emitter put
+ * the calls, and in the C functions that made the others.
+ */
+static void check_stored(struct __test_metadata *_metadata,
+			 const struct jit *j, unsigned int k)
+{
+	const unsigned long *ret = j->data->ret;
+	unsigned long bridge = (unsigned long)sample_bridge;
+	unsigned long run = (unsigned long)sample_run;
+
+	ASSERT_EQ(j->fn[FN_FP].start + j->fn[FN_FP].call_ret, ret[FN_STUBS]);
+	ASSERT_EQ(stub_addr(j, k) + j->fn[FN_STUBS].call_ret, ret[FN_NOFP]);
+	ASSERT_EQ(j->fn[FN_NOFP].start + j->fn[FN_NOFP].call_ret,
+		  sample_bridge_ret);
+	ASSERT_TRUE(ret[FN_LEAF] > bridge && ret[FN_LEAF] < bridge + 4096);
+	ASSERT_TRUE(ret[FN_FP] > run && ret[FN_FP] < run + 4096);
+}
+
+/* The expected chain but for entry 0, the sampled IP. */
+static void expected_chain(const struct jit *j, __u64 *want)
+{
+	want[0] = 0;
+	want[1] = j->data->ret[FN_LEAF];
+	want[2] = sample_bridge_ret;
+	want[3] = j->data->ret[FN_NOFP];
+	want[4] = j->data->ret[FN_STUBS];
+	want[5] = j->data->ret[FN_FP];
+	want[6] = run_ret;
+}
+
+static const char *row_str(const struct sframe_jit_fre *r, char *buf,
+			   size_t size)
+{
+	snprintf(buf, size, "+%-3u CFA=%s%+d RA@CFA%+d%s", r->start_off,
+		 r->cfa_base == SFRAME_JIT_CFA_FP ? "FP" : "SP", r->cfa_off,
+		 r->ra_off, r->flags & SFRAME_JIT_FRE_FP_SAVED ? " FP@CFA" : "");
+	if (r->flags & SFRAME_JIT_FRE_FP_SAVED)
+		snprintf(buf + strlen(buf), size - strlen(buf), "%+d",
+			 r->fp_off);
+	return buf;
+}
+
+static void jit_log_layout(struct __test_metadata *_metadata,
+			   const struct jit *j)
+{
+	unsigned int i, r;
+	char buf[80];
+
+	for (i = 0; i < NR_FNS; i++) {
+		const struct jit_fn *fn = &j->fn[i];
+
+		snprintf(buf, sizeof(buf), ", its call returns to +%u",
+			 fn->call_ret);
+		TH_LOG("%-9s at +%-3lu size %-3u %s%s", fn->name,
+		       fn->start - (unsigned long)j->code, fn->size,
+		       fn->type == SFRAME_JIT_FDE_PCMASK ? "PCMASK/32" : "PCINC",
+		       fn->call_ret ? buf : "");
+		for (r = 0; r < fn->nr_rows; r++)
+			TH_LOG("    row %s",
+			       row_str(&fn->rows[r], buf, sizeof(buf)));
+	}
+}
+
+/* SFRAME_SAMPLE_DUMP=FILE: write the code page for objdump. */
+static void jit_dump(struct __test_metadata *_metadata, const struct jit *j)
+{
+	const char *path = getenv("SFRAME_SAMPLE_DUMP");
+	FILE *f;
+
+	if (!path)
+		return;
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1UL, fwrite(j->code, j->code_size, 1, f));
+	ASSERT_EQ(0, fclose(f));
+	TH_LOG("%s: the code page, at %p; objdump -D -b binary -m i386:x86-64 --adjust-vma=%p",
+	       path, j->code, j->code);
+}
+
+/* The flags word of perf_event_attr, which follows read_format. */
+static __u64 *attr_flags(struct perf_event_attr *attr)
+{
+	return (__u64 *)((char *)attr +
+			 offsetof(struct perf_event_attr, read_format) +
+			 sizeof(attr->read_format));
+}
+
+static_assert(offsetof(struct perf_event_attr, read_format) + 16 ==
+	       offsetof(struct perf_event_attr, wakeup_events),
+	       "one 64-bit flags word between read_format and wakeup_events");
+
+/*
+ * Ask for the SFrame user unwinder.  The Makefile defines
+ * HAVE_CALLCHAIN_SFRAME when the kernel headers name the bit; before
+ * they do, set it by its position, right after sigtrap.
+ */
+static void attr_set_sframe(struct perf_event_attr *attr)
+{
+#ifdef HAVE_CALLCHAIN_SFRAME
+	attr->callchain_sframe = 1;
+#else
+	*attr_flags(attr) |= 1ULL << 38;
+#endif
+}
+
+static int perf_open(struct perf_event_attr *attr)
+{
+	int fd = syscall(__NR_perf_event_open, attr, 0, -1, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* A task-clock sampler of this thread, user IPs and user callchains. */
+static void sample_attr(struct perf_event_attr *attr, bool sframe)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->size = sizeof(*attr);
+	attr->config = PERF_COUNT_SW_TASK_CLOCK;
+	attr->sample_period = SAMPLE_PERIOD_NS;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->exclude_callchain_kernel = 1;
+	attr->sample_max_stack = MAX_STACK;
+	if (sframe)
+		attr_set_sframe(attr);
+}
+
+/*
+ * Whether sampling tests cannot run here; they skip.  Only the sysctl
+ * is asked: without it 463 may be another system call, and a kernel
+ * without the series must not see perf_event_attr bit 38 either.
+ */
+static bool sampling_skip(struct __test_metadata *_metadata)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	if (access(MAX_REGS_SYSCTL, F_OK))
+		SKIP(return true, "no %s: not a kernel with sframe_register(2)",
+		     MAX_REGS_SYSCTL);
+	sample_attr(&attr, false);
+	fd = perf_open(&attr);
+	if (fd == -EACCES || fd == -EPERM)
+		SKIP(return true, "perf_event_open: %s (perf_event_paranoid?)",
+		     strerror(-fd));
+	EXPECT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(-fd));
+	if (fd < 0)
+		return true;
+	close(fd);
+	return false;
+}
+
+struct sampler {
+	int fd;
+	struct perf_event_mmap_page *page;
+	size_t map_size;
+	unsigned char *data;
+	__u64 data_size;
+};
+
+/* What a session saw.  Chains are compared for leaf samples only. */
+struct tally {
+	unsigned long calls;
+	unsigned long samples;		/* PERF_RECORD_SAMPLE records */
+	unsigned long leaf;		/* with the IP in the leaf's loop */
+	unsigned long in_jit;		/* with the IP elsewhere in JIT code */
+	unsigned long not_user;		/* chains without PERF_CONTEXT_USER */
+	unsigned long lost, throttled, bad_records;
+	/* Leaf samples by first frame that differs; NR_FRAMES: none. */
+	unsigned long first_bad[NR_FRAMES + 1];
+	/* The first such sample of each kind, for the log. */
+	__u64 example[NR_FRAMES + 1][NR_FRAMES];
+	__u64 example_want[NR_FRAMES + 1][NR_FRAMES];
+	unsigned int example_nr[NR_FRAMES + 1];
+};
+
+static void sampler_open(struct __test_metadata *_metadata,
+			 struct sampler *s, bool sframe)
+{
+	struct perf_event_attr attr;
+	size_t ps = page_size();
+
+	memset(s, 0, sizeof(*s));
+	sample_attr(&attr, sframe);
+	s->fd = perf_open(&attr);
+	ASSERT_LE(0, s->fd) TH_LOG("perf_event_open: %s", strerror(-s->fd));
+	s->map_size = (1 + RING_PAGES) * ps;
+	s->page = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       s->fd, 0);
+	ASSERT_NE(MAP_FAILED, s->page);
+	s->data = (unsigned char *)s->page + s->page->data_offset;
+	s->data_size = s->page->data_size;
+	ASSERT_EQ(RING_PAGES * ps, s->data_size);
+}
+
+static void sampler_close(struct sampler *s)
+{
+	munmap(s->page, s->map_size);
+	close(s->fd);
+}
+
+static void ring_copy(const struct sampler *s, __u64 off, void *dst,
+		      size_t n)
+{
+	size_t at = off & (s->data_size - 1);
+	size_t first = n < s->data_size - at ? n : s->data_size - at;
+
+	memcpy(dst, s->data + at, first);
+	memcpy((char *)dst + first, s->data, n - first);
+}
+
+static bool in_leaf_loop(const struct jit *j, __u64 ip)
+{
+	const struct jit_fn *leaf = &j->fn[FN_LEAF];
+
+	return ip >= leaf->start + leaf->spin_start &&
+	       ip < leaf->start + leaf->spin_end;
+}
+
+/* The first entry of @chain that is not @want's, NR_FRAMES if none. */
+static unsigned int first_bad_frame(const __u64 *chain, __u64 nr,
+				    const __u64 *want)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_FRAMES; i++)
+		if (i >= nr || chain[i] >= (__u64)PERF_CONTEXT_MAX ||
+		    chain[i] != want[i])
+			return i;
+	return NR_FRAMES;
+}
+
+static void tally_sample(struct tally *t, const struct jit *j,
+			 const __u64 *want_rest, const __u64 *rec,
+			 size_t words)
+{
+	__u64 want[NR_FRAMES];
+	const __u64 *chain;
+	__u64 ip, nr;
+	unsigned int bad;
+
+	t->samples++;
+	/* ip, nr, then nr entries: PERF_CONTEXT_USER and the user chain. */
+	if (words < 2 || rec[1] > words - 2) {
+		t->bad_records++;
+		return;
+	}
+	ip = rec[0];
+	nr = rec[1];
+	chain = rec + 2;
+	if (!nr || chain[0] != (__u64)PERF_CONTEXT_USER) {
+		t->not_user++;
+		return;
+	}
+	chain++;
+	nr--;
+	if (!in_leaf_loop(j, ip)) {
+		if (ip >= (unsigned long)j->code &&
+		    ip < (unsigned long)j->code + j->code_size)
+			t->in_jit++;
+		return;
+	}
+	t->leaf++;
+	memcpy(want, want_rest, sizeof(want));
+	want[0] = ip;
+	bad = first_bad_frame(chain, nr, want);
+	if (!t->first_bad[bad]++) {
+		t->example_nr[bad] = nr < NR_FRAMES ? nr : NR_FRAMES;
+		memcpy(t->example[bad], chain, t->example_nr[bad] * 8);
+		memcpy(t->example_want[bad], want, sizeof(want));
+	}
+}
+
+/* Read every record the kernel published; the ring protocol of perf. */
+static void sampler_drain(struct sampler *s, const struct jit *j,
+			  const __u64 *want_rest, struct tally *t)
+{
+	__u64 head = __atomic_load_n(&s->page->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = s->page->data_tail;
+	__u64 rec[128];
+
+	while (tail < head) {
+		struct perf_event_header h;
+
+		ring_copy(s, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > sizeof(rec) ||
+		    h.size > head - tail) {
+			t->bad_records++;
+			tail = head;
+			break;
+		}
+		ring_copy(s, tail + sizeof(h), rec, h.size - sizeof(h));
+		switch (h.type) {
+		case PERF_RECORD_SAMPLE:
+			tally_sample(t, j, want_rest, rec,
+				     (h.size - sizeof(h)) / 8);
+			break;
+		case PERF_RECORD_LOST:
+			t->lost += rec[1];
+			break;
+		case PERF_RECORD_THROTTLE:
+			t->throttled++;
+			break;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&s->page->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static double elapsed(clockid_t clock, const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(clock, &now);
+	return now.tv_sec - since->tv_sec +
+	       (now.tv_nsec - since->tv_nsec) / 1e9;
+}
+
+/*
+ * Sample runs of the chain until MIN_LEAF_SAMPLES samples landed in the
+ * leaf's loop, or SESSION_SECONDS passed.  Each run goes through the
+ * next stub and is checked; its samples are read right after it, while
+ * the stored return addresses are those of that run.
+ */
+static void sample_session(struct __test_metadata *_metadata,
+			   struct jit *j, bool sframe, struct tally *t)
+{
+	struct timespec start, run_start;
+	__u64 want[NR_FRAMES];
+	struct sampler s;
+
+	memset(t, 0, sizeof(*t));
+	sampler_open(_metadata, &s, sframe);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	ASSERT_EQ(0, ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0));
+	while (t->leaf < MIN_LEAF_SAMPLES &&
+	       elapsed(CLOCK_MONOTONIC, &start) < SESSION_SECONDS) {
+		unsigned int k = t->calls++ % NR_STUBS;
+		long expect;
+		double took;
+
+		j->data->stub_target = stub_addr(j, k);
+		expect = jit_expected_result(j, BRIDGE_ARG);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &run_start);
+		ASSERT_EQ(expect, run_chain(j, BRIDGE_ARG));
+		took = elapsed(CLOCK_THREAD_CPUTIME_ID, &run_start);
+		check_stored(_metadata, j, k);
+		expected_chain(j, want);
+		sampler_drain(&s, j, want, t);
+		/* Some 20 to 80 samples a run: many runs, no ring overflow. */
+		if (took < 0.002 && j->data->spin < (1UL << 40))
+			j->data->spin *= 2;
+		else if (took > 0.008 && j->data->spin > 1)
+			j->data->spin /= 2;
+	}
+	ASSERT_EQ(0, ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0));
+	sampler_drain(&s, j, want, t);
+	sampler_close(&s);
+}
+
+static void tally_log(struct __test_metadata *_metadata,
+		      const struct tally *t)
+{
+	unsigned int i, f;
+
+	TH_LOG("%lu runs, %lu samples: %lu in the leaf loop, %lu elsewhere in JIT code",
+	       t->calls, t->samples, t->leaf, t->in_jit);
+	TH_LOG("%lu without a user context, %lu bad records, %lu lost, %lu throttles",
+	       t->not_user, t->bad_records, t->lost, t->throttled);
+	for (i = 0; i <= NR_FRAMES; i++) {
+		if (!t->first_bad[i])
+			continue;
+		if (i == NR_FRAMES) {
+			TH_LOG("%lu leaf samples exact", t->first_bad[i]);
+			continue;
+		}
+		TH_LOG("%lu leaf samples first differ at frame %u (%s), e.g.:",
+		       t->first_bad[i], i, frame_name[i]);
+		for (f = 0; f < NR_FRAMES; f++) {
+			char got[24] = "(none)";
+
+			if (f < t->example_nr[i])
+				snprintf(got, sizeof(got), "%#llx",
+					 (unsigned long long)t->example[i][f]);
+			TH_LOG("  %u %-27s want %#llx got %s", f, frame_name[f],
+			       (unsigned long long)t->example_want[i][f], got);
+		}
+	}
+}
+
+/*
+ * Every leaf sample's chain is right up to frame @bad and wrong from
+ * there; NR_FRAMES: exact.
+ */
+static void expect_chains(struct __test_metadata *_metadata,
+			  const struct tally *t, unsigned int bad)
+{
+	tally_log(_metadata, t);
+	EXPECT_EQ(0UL, t->not_user);
+	EXPECT_EQ(0UL, t->bad_records);
+	ASSERT_LE(MIN_LEAF_SAMPLES, t->leaf)
+		TH_LOG("too few samples in the leaf's loop");
+	EXPECT_EQ(t->leaf, t->first_bad[bad]);
+}
+
+static struct sframe_jit_stats stats_read(const struct sframe_jit_header *h)
+{
+	struct sframe_jit_stats s = {
+		.lookups = __atomic_load_n(&h->stats.lookups, __ATOMIC_RELAXED),
+		.hits = __atomic_load_n(&h->stats.hits, __ATOMIC_RELAXED),
+		.tombstone_hits = __atomic_load_n(&h->stats.tombstone_hits,
+						  __ATOMIC_RELAXED),
+		.seq_retries = __atomic_load_n(&h->stats.seq_retries,
+					       __ATOMIC_RELAXED),
+		.malformed = __atomic_load_n(&h->stats.malformed,
+					     __ATOMIC_RELAXED),
+	};
+
+	return s;
+}
+
+static struct sframe_jit_stats stats_since(const struct sframe_jit_header *h,
+					   const struct sframe_jit_stats *then)
+{
+	struct sframe_jit_stats now = stats_read(h);
+
+	now.lookups -= then->lookups;
+	now.hits -= then->hits;
+	now.tombstone_hits -= then->tombstone_hits;
+	now.seq_retries -= then->seq_retries;
+	now.malformed -= then->malformed;
+	return now;
+}
+
+static void stats_log(struct __test_metadata *_metadata, const char *what,
+		      const struct sframe_jit_stats *d)
+{
+	TH_LOG("%s: lookups %llu hits %llu tombstone_hits %llu seq_retries %llu malformed %llu",
+	       what, (unsigned long long)d->lookups,
+	       (unsigned long long)d->hits,
+	       (unsigned long long)d->tombstone_hits,
+	       (unsigned long long)d->seq_retries,
+	       (unsigned long long)d->malformed);
+}
+
+static void set_tombstone(struct jit *j, enum jit_fn_id id, bool on)
+{
+	struct sframe_jit_fde *fde = jit_fde(j->reg, j->fn[id].fde);
+	__u16 flags = on ? SFRAME_JIT_FDE_TOMBSTONE : 0;
+
+	__atomic_store_n(&fde->flags, flags, __ATOMIC_RELEASE);
+}
+
+/* A rewrite in place, as the uapi header says: seq odd, write, even. */
+static void seq_begin(struct jit *j)
+{
+	__u32 s = __atomic_load_n(&j->reg->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&j->reg->seq, s + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void seq_end(struct jit *j)
+{
+	__u32 s = __atomic_load_n(&j->reg->seq, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&j->reg->seq, s + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Tests without the system call or perf, which run anywhere: the
+ * attr helper, and the emitter and its rows, natively.
+ */
+FIXTURE(native) {
+};
+
+FIXTURE_SETUP(native)
+{
+}
+
+FIXTURE_TEARDOWN(native)
+{
+}
+
+TEST_F(native, attr_helper_sets_bit_38_right_after_sigtrap)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.sigtrap = 1;
+	ASSERT_EQ(1ULL << 37, *attr_flags(&attr));
+	memset(&attr, 0, sizeof(attr));
+	attr_set_sframe(&attr);
+	ASSERT_EQ(1ULL << 38, *attr_flags(&attr));
+#ifdef HAVE_CALLCHAIN_SFRAME
+	TH_LOG("through the callchain_sframe field");
+#else
+	TH_LOG("by position: the headers have no callchain_sframe yet");
+#endif
+}
+
+TEST_F(native, jit_code_runs_natively_and_stores_every_return_address)
+{
+	struct jit j;
+	unsigned int k;
+
+	jit_setup(_metadata, &j, false);
+	jit_log_layout(_metadata, &j);
+	jit_dump(_metadata, &j);
+	for (k = 0; k < NR_STUBS; k++) {
+		long expect;
+
+		j.data->stub_target = stub_addr(&j, k);
+		j.data->spin = 1 + k * 1000;
+		expect = jit_expected_result(&j, BRIDGE_ARG + k);
+		memset(j.data->ret, 0, sizeof(j.data->ret));
+		ASSERT_EQ(expect, run_chain(&j, BRIDGE_ARG + k));
+		check_stored(_metadata, &j, k);
+	}
+	jit_teardown(&j);
+}
+
+/*
+ * Single-step the chain and, at every instruction of the JIT code,
+ * evaluate the row the emitter gave it against the real registers: the
+ * CFA it gives must hold the return address that the function stored at
+ * entry just above it, and the frame pointer must be where the row says.
+ */
+static struct {
+	struct jit *j;
+	unsigned long entry_fp[NR_FNS];
+	unsigned char seen[NR_FNS][MAX_FN_BYTES];
+	unsigned long steps;
+	char error[200];
+} trace;
+
+static const struct jit_fn *jit_fn_at(const struct jit *j, unsigned long pc)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_FNS; i++)
+		if (pc >= j->fn[i].start && pc < j->fn[i].start + j->fn[i].size)
+			return &j->fn[i];
+	return NULL;
+}
+
+static const struct sframe_jit_fre *fn_row(const struct jit_fn *fn,
+					   __u32 off)
+{
+	unsigned int i = fn->nr_rows;
+
+	while (i > 1 && fn->rows[i - 1].start_off > off)
+		i--;
+	return &fn->rows[i - 1];
+}
+
+static void trace_fail(unsigned long pc, const char *what)
+{
+	if (!trace.error[0])
+		snprintf(trace.error, sizeof(trace.error), "at %#lx: %s", pc,
+			 what);
+}
+
+static void trace_step(int sig, siginfo_t *info, void *ucontext)
+{
+	greg_t *regs = ((ucontext_t *)ucontext)->uc_mcontext.gregs;
+	unsigned long pc = regs[REG_RIP], sp = regs[REG_RSP];
+	unsigned long fp = regs[REG_RBP];
+	const struct sframe_jit_fre *row;
+	const struct jit_fn *fn;
+	unsigned long cfa;
+	unsigned int id;
+	__u32 off;
+
+	(void)sig;
+	(void)info;
+	trace.steps++;
+	fn = jit_fn_at(trace.j, pc);
+	if (!fn)
+		return;
+	id = fn - trace.j->fn;
+	off = pc - fn->start;
+	if (fn->type == SFRAME_JIT_FDE_PCMASK)
+		off %= fn->rep_size;
+	trace.seen[id][off] = 1;
+	if (!fn->insn[off])
+		trace_fail(pc, "not an instruction the emitter emitted");
+	if (off == 0)
+		trace.entry_fp[id] = fp;
+	row = fn_row(fn, off);
+	cfa = (row->cfa_base == SFRAME_JIT_CFA_FP ? fp : sp) + row->cfa_off;
+	/* A wrong row must fail the test, not fault in the handler. */
+	if (cfa <= sp || cfa > sp + 4096) {
+		trace_fail(pc, "CFA outside the stack");
+		return;
+	}
+	if (*(unsigned long *)(cfa + row->ra_off) != trace.j->data->ret[id])
+		trace_fail(pc, "no return address at CFA + ra_off");
+	if (row->flags & SFRAME_JIT_FRE_FP_SAVED) {
+		if (*(unsigned long *)(cfa + row->fp_off) != trace.entry_fp[id])
+			trace_fail(pc, "no caller's FP at CFA + fp_off");
+	} else if (fp != trace.entry_fp[id]) {
+		trace_fail(pc, "FP not the caller's, and the row says unchanged");
+	}
+}
+
+/* Set EFLAGS.TF around the call: a SIGTRAP after each instruction. */
+static noinline long run_traced(const struct jit *j, long x)
+{
+	long r;
+
+	__asm__ volatile("pushfq; orq $0x100, (%%rsp); popfq" : : : "memory", "cc");
+	r = run_chain(j, x);
+	__asm__ volatile("pushfq; andq $~0x100, (%%rsp); popfq" : : : "memory", "cc");
+	return r;
+}
+
+TEST_F(native, every_jit_instruction_has_a_row_that_finds_its_return_address)
+{
+	struct sigaction sa = {
+		.sa_sigaction = trace_step,
+		.sa_flags = SA_SIGINFO,
+	};
+	struct jit j;
+	unsigned int i, k, off, limit;
+
+	jit_setup(_metadata, &j, false);
+	memset(&trace, 0, sizeof(trace));
+	trace.j = &j;
+	ASSERT_EQ(0, sigaction(SIGTRAP, &sa, NULL));
+	for (k = 0; k < NR_STUBS; k++) {
+		long expect;
+
+		j.data->stub_target = stub_addr(&j, k);
+		j.data->spin = 3;
+		expect = jit_expected_result(&j, BRIDGE_ARG);
+		/* A first run stores the return addresses the rows must find. */
+		ASSERT_EQ(expect, run_chain(&j, BRIDGE_ARG));
+		ASSERT_EQ(expect, run_traced(&j, BRIDGE_ARG));
+		ASSERT_STREQ("", trace.error) TH_LOG("through stub %u", k);
+	}
+	signal(SIGTRAP, SIG_DFL);
+	TH_LOG("%lu single steps", trace.steps);
+	/* Every instruction was checked, each stub's included. */
+	for (i = 0; i < NR_FNS; i++) {
+		limit = j.fn[i].rep_size ? j.fn[i].rep_size : j.fn[i].size;
+		for (off = 0; off < limit; off++)
+			EXPECT_EQ(j.fn[i].insn[off], trace.seen[i][off])
+				TH_LOG("%s+%u", j.fn[i].name, off);
+	}
+	jit_teardown(&j);
+}
+
+/* Tests that sample: the patched kernel, under QEMU. */
+
+FIXTURE(sample) {
+	struct jit jit;
+};
+
+FIXTURE_SETUP(sample)
+{
+	if (sampling_skip(_metadata))
+		return;
+	jit_setup(_metadata, &self->jit, true);
+}
+
+FIXTURE_TEARDOWN(sample)
+{
+	jit_teardown(&self->jit);
+}
+
+TEST_F_TIMEOUT(sample,
+	       sframe_callchains_through_jit_pcmask_stubs_and_gsframe_c_are_exact_in_every_sample,
+	       60)
+{
+	struct tally t;
+
+	sample_session(_metadata, &self->jit, true, &t);
+	expect_chains(_metadata, &t, NR_FRAMES);
+}
+
+TEST_F_TIMEOUT(sample, without_the_attr_bit_the_frame_pointer_walker_gets_no_chain_right,
+	       60)
+{
+	struct sframe_jit_stats none = { 0 };
+	struct tally t;
+
+	sample_session(_metadata, &self->jit, false, &t);
+	tally_log(_metadata, &t);
+	EXPECT_EQ(0UL, t.not_user);
+	ASSERT_LE(MIN_LEAF_SAMPLES, t.leaf);
+	/*
+	 * The leaf and sample_bridge keep no frame record, and %rbp holds
+	 * a number there: frame 1 is already wrong.
+	 */
+	EXPECT_EQ(0UL, t.first_bad[NR_FRAMES]);
+	EXPECT_EQ(0, memcmp(&none, &self->jit.reg->stats, sizeof(none)))
+		TH_LOG("the registry was read without the bit");
+}
+
+TEST_F_TIMEOUT(sample, an_odd_seq_sends_jit_frames_to_frame_pointers_until_it_is_even,
+	       90)
+{
+	struct tally t;
+
+	seq_begin(&self->jit);
+	sample_session(_metadata, &self->jit, true, &t);
+	expect_chains(_metadata, &t, frame_of[FN_LEAF]);
+	seq_end(&self->jit);
+	sample_session(_metadata, &self->jit, true, &t);
+	expect_chains(_metadata, &t, NR_FRAMES);
+}
+
+/*
+ * A tombstoned function's frame gets one frame-pointer step.  Frames
+ * below it stay exact; from it on the chain is wrong, except for the
+ * frame-pointer function, whose frame record gives the same answer as
+ * its rows (the unwinder must have restored %rbp from sample_bridge's
+ * .sframe row on the way).
+ */
+FIXTURE(tombstone) {
+	struct jit jit;
+};
+
+FIXTURE_VARIANT(tombstone) {
+	enum jit_fn_id fn;
+	unsigned int first_bad;
+};
+
+FIXTURE_VARIANT_ADD(tombstone, leaf) {
+	.fn = FN_LEAF,
+	.first_bad = 1,		/* frame_of[FN_LEAF] */
+};
+
+FIXTURE_VARIANT_ADD(tombstone, nofp_func) {
+	.fn = FN_NOFP,
+	.first_bad = 3,		/* frame_of[FN_NOFP] */
+};
+
+FIXTURE_VARIANT_ADD(tombstone, pcmask_stubs) {
+	.fn = FN_STUBS,
+	.first_bad = 4,		/* frame_of[FN_STUBS] */
+};
+
+FIXTURE_VARIANT_ADD(tombstone, fp_func) {
+	.fn = FN_FP,
+	.first_bad = NR_FRAMES,
+};
+
+FIXTURE_SETUP(tombstone)
+{
+	if (sampling_skip(_metadata))
+		return;
+	jit_setup(_metadata, &self->jit, true);
+}
+
+FIXTURE_TEARDOWN(tombstone)
+{
+	jit_teardown(&self->jit);
+}
+
+TEST_F_TIMEOUT(tombstone, a_tombstoned_function_falls_back_to_its_frame_pointer,
+	       60)
+{
+	struct tally t;
+
+	ASSERT_EQ(variant->first_bad, variant->fn == FN_FP ? NR_FRAMES :
+		  frame_of[variant->fn]);
+	set_tombstone(&self->jit, variant->fn, true);
+	sample_session(_metadata, &self->jit, true, &t);
+	expect_chains(_metadata, &t, variant->first_bad);
+}
+
+/*
+ * The unwinder's counters in the registry header.  If they do not move,
+ * the unwinder does not keep them: a kernel bug, not a test to loosen.
+ */
+TEST_F_TIMEOUT(sample, registry_stats_count_lookups_hits_tombstones_and_seq_retries,
+	       120)
+{
+	struct sframe_jit_header *h = self->jit.reg;
+	struct sframe_jit_stats then, d;
+	struct tally t;
+
+	then = stats_read(h);
+	sample_session(_metadata, &self->jit, false, &t);
+	d = stats_since(h, &then);
+	stats_log(_metadata, "without the bit", &d);
+	EXPECT_EQ(0ULL, d.lookups);
+
+	then = stats_read(h);
+	sample_session(_metadata, &self->jit, true, &t);
+	d = stats_since(h, &then);
+	stats_log(_metadata, "with the bit", &d);
+	ASSERT_LE(MIN_LEAF_SAMPLES, t.leaf);
+	/* Four JIT frames in each leaf sample's chain. */
+	EXPECT_LE(4 * t.leaf, d.hits);
+	EXPECT_LE(d.hits, d.lookups);
+	EXPECT_EQ(0ULL, d.tombstone_hits);
+	EXPECT_EQ(0ULL, d.seq_retries);
+	EXPECT_EQ(0ULL, d.malformed);
+
+	set_tombstone(&self->jit, FN_NOFP, true);
+	then = stats_read(h);
+	sample_session(_metadata, &self->jit, true, &t);
+	d = stats_since(h, &then);
+	stats_log(_metadata, "nofp_func tombstoned", &d);
+	ASSERT_LE(MIN_LEAF_SAMPLES, t.leaf);
+	EXPECT_LE(t.leaf, d.tombstone_hits);
+	EXPECT_LE(t.leaf, d.hits);
+	EXPECT_LE(d.hits + d.tombstone_hits, d.lookups);
+	EXPECT_EQ(0ULL, d.seq_retries);
+	EXPECT_EQ(0ULL, d.malformed);
+
+	/* Bringing a function back is a rewrite: under seq. */
+	seq_begin(&self->jit);
+	set_tombstone(&self->jit, FN_NOFP, false);
+	then = stats_read(h);
+	sample_session(_metadata, &self->jit, true, &t);
+	d = stats_since(h, &then);
+	stats_log(_metadata, "seq odd", &d);
+	ASSERT_LE(MIN_LEAF_SAMPLES, t.leaf);
+	EXPECT_LE(t.leaf, d.seq_retries);
+	EXPECT_EQ(0ULL, d.hits);
+	EXPECT_EQ(0ULL, d.tombstone_hits);
+	EXPECT_LE(d.seq_retries, d.lookups);
+	EXPECT_EQ(0ULL, d.malformed);
+	seq_end(&self->jit);
+}
+
+TEST_F(sample, perf_event_open_takes_callchain_sframe_but_not_the_bit_after_it)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	sample_attr(&attr, true);
+	fd = perf_open(&attr);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(-fd));
+	close(fd);
+	/* Bit 39 is still reserved: the bit is where the test thinks. */
+	sample_attr(&attr, true);
+	*attr_flags(&attr) |= 1ULL << 39;
+	ASSERT_EQ(-EINVAL, perf_open(&attr));
+}
+
+TEST_HARNESS_MAIN
