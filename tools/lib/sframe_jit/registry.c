@@ -1,0 +1,1131 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The registry writer: publication, removal, compaction and growth of a
+ * JIT registry, following the protocol of the "Publishing a function" and
+ * "Rewriting in place" sections of Documentation/userspace-api/sframe.rst.
+ *
+ * One mutex per registry serialises the writers; readers (the kernel's
+ * unwinder) never take it.  Documentation/sframe_jit.rst explains why.
+ *
+ * Every store into the shared mapping is a C11 atomic store of an aligned
+ * 32-bit word (relaxed, or release where the protocol says so), so that
+ * an in-process reader that loads the same words atomically, as the
+ * tests' reader thread does, races with nothing: the sequence count, not
+ * the word size, is what keeps a reader from using a half-written
+ * record.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sframe_jit_internal.h"
+
+#define DEFAULT_FDES		64
+#define DEFAULT_ROWS_PER_FDE	4
+#define COMPACT_MIN		16
+
+_Static_assert(SFRAME_JIT_ROW_CFA_SP == SFRAME_JIT_CFA_SP &&
+	       SFRAME_JIT_ROW_CFA_FP == SFRAME_JIT_CFA_FP,
+	       "row bases follow <linux/sframe.h>");
+_Static_assert(SFRAME_JIT_ROW_FP_SAVED == SFRAME_JIT_FRE_FP_SAVED &&
+	       SFRAME_JIT_ROW_RA_UNDEFINED == SFRAME_JIT_FRE_RA_UNDEFINED,
+	       "row flags follow <linux/sframe.h>");
+_Static_assert(sizeof(struct sframe_jit_fde) % 8 == 0 &&
+	       sizeof(struct sframe_jit_fre) % 4 == 0,
+	       "records are whole words");
+_Static_assert(offsetof(struct sframe_jit_fde, fre_start) % 4 == 0 &&
+	       offsetof(struct sframe_jit_fde, flags) % 4 == 0,
+	       "fields rewritten alone start a word");
+
+#define ROW_FLAGS	(SFRAME_JIT_ROW_FP_SAVED | SFRAME_JIT_ROW_RA_UNDEFINED)
+#define KNOWN_FLAGS	(SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW | \
+			 SFRAME_JIT_F_PERF_MAP)
+
+/* Words of the shared mapping. */
+
+static _Atomic uint32_t *word(void *p)
+{
+	return (_Atomic uint32_t *)p;
+}
+
+static void words_store(void *dst, const void *src, size_t len)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+	uint32_t w;
+	size_t i;
+
+	for (i = 0; i < len; i += 4) {
+		memcpy(&w, s + i, 4);
+		atomic_store_explicit(word(d + i), w, memory_order_relaxed);
+	}
+}
+
+static void words_zero(void *dst, size_t len)
+{
+	unsigned char *d = dst;
+	size_t i;
+
+	for (i = 0; i < len; i += 4)
+		atomic_store_explicit(word(d + i), 0, memory_order_relaxed);
+}
+
+/* memmove() of whole words; only under an odd sequence count. */
+static void words_move(void *dst, void *src, size_t len)
+{
+	unsigned char *d = dst, *s = src;
+	uint32_t w;
+	size_t i;
+
+	if (d == s)
+		return;
+	if (d < s) {
+		for (i = 0; i < len; i += 4) {
+			w = atomic_load_explicit(word(s + i),
+						 memory_order_relaxed);
+			atomic_store_explicit(word(d + i), w,
+					      memory_order_relaxed);
+		}
+		return;
+	}
+	for (i = len; i; i -= 4) {
+		w = atomic_load_explicit(word(s + i - 4), memory_order_relaxed);
+		atomic_store_explicit(word(d + i - 4), w, memory_order_relaxed);
+	}
+}
+
+/* Records.  Only this writer stores them, under reg->lock. */
+
+static unsigned char *fde_ptr(struct sframe_jit *reg, uint32_t i)
+{
+	return reg->l.fdes + (size_t)i * reg->l.fde_stride;
+}
+
+static unsigned char *fre_ptr(struct sframe_jit *reg, uint32_t i)
+{
+	return reg->l.fres + (size_t)i * reg->l.fre_stride;
+}
+
+static void fde_get(struct sframe_jit *reg, uint32_t i,
+		    struct sframe_jit_fde *fde)
+{
+	memcpy(fde, fde_ptr(reg, i), sizeof(*fde));
+}
+
+static void fde_put(struct sframe_jit *reg, uint32_t i,
+		    const struct sframe_jit_fde *fde)
+{
+	unsigned char *p = fde_ptr(reg, i);
+
+	words_store(p, fde, sizeof(*fde));
+	words_zero(p + sizeof(*fde), reg->l.fde_stride - sizeof(*fde));
+}
+
+static uint64_t fde_start(struct sframe_jit *reg, uint32_t i)
+{
+	struct sframe_jit_fde fde;
+
+	fde_get(reg, i, &fde);
+	return fde.func_start;
+}
+
+static uint64_t fde_end(struct sframe_jit *reg, uint32_t i)
+{
+	struct sframe_jit_fde fde;
+
+	fde_get(reg, i, &fde);
+	return fde.func_start + fde.func_size;
+}
+
+static bool fde_dead(const struct sframe_jit_fde *fde)
+{
+	return fde->flags & SFRAME_JIT_FDE_TOMBSTONE;
+}
+
+static void fre_put(struct sframe_jit *reg, uint32_t i,
+		    const struct sframe_jit_row *row)
+{
+	struct sframe_jit_fre fre = {
+		.start_off	= row->start_off,
+		.cfa_off	= row->cfa_off,
+		.ra_off		= row->ra_off,
+		.fp_off		= row->fp_off,
+		.cfa_base	= row->cfa_base,
+		.flags		= row->flags,
+	};
+	unsigned char *p = fre_ptr(reg, i);
+
+	words_store(p, &fre, sizeof(fre));
+	words_zero(p + sizeof(fre), reg->l.fre_stride - sizeof(fre));
+}
+
+static void fre_get(struct sframe_jit *reg, uint32_t i,
+		    struct sframe_jit_row *row)
+{
+	struct sframe_jit_fre fre;
+
+	memcpy(&fre, fre_ptr(reg, i), sizeof(fre));
+	row->start_off = fre.start_off;
+	row->cfa_off = fre.cfa_off;
+	row->ra_off = fre.ra_off;
+	row->fp_off = fre.fp_off;
+	row->cfa_base = fre.cfa_base;
+	row->flags = fre.flags;
+}
+
+/* The header's two JIT-written words. */
+
+static void count_publish(struct sframe_jit *reg, uint32_t count)
+{
+	reg->nr_fdes = count;
+	atomic_store_explicit(word(&reg->l.hdr->fde_count), count,
+			      memory_order_release);
+}
+
+/*
+ * write_seqcount_begin(): the odd value must be visible before any of
+ * the rewrite is, hence the release fence after it.
+ */
+static void seq_begin(struct sframe_jit *reg)
+{
+	reg->seq |= 1;
+	atomic_store_explicit(word(&reg->l.hdr->seq), reg->seq,
+			      memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+/* write_seqcount_end(): the rewrite must be visible before the even value. */
+static void seq_end(struct sframe_jit *reg)
+{
+	reg->seq++;
+	atomic_store_explicit(word(&reg->l.hdr->seq), reg->seq,
+			      memory_order_release);
+}
+
+/* Lookups in the sorted descriptors below nr_fdes. */
+
+/* The first descriptor that starts at or above @addr. */
+static uint32_t fde_lower_bound(struct sframe_jit *reg, uint64_t addr)
+{
+	uint32_t lo = 0, hi = reg->nr_fdes, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (fde_start(reg, mid) < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The descriptors [*lo, *hi) that overlap [start, end). */
+static void fde_overlap(struct sframe_jit *reg, uint64_t start, uint64_t end,
+			uint32_t *lo, uint32_t *hi)
+{
+	*lo = fde_lower_bound(reg, start);
+	if (*lo && fde_end(reg, *lo - 1) > start)
+		(*lo)--;
+	*hi = fde_lower_bound(reg, end);
+}
+
+/* The live descriptor that holds @addr, or -1. */
+static int64_t fde_find(struct sframe_jit *reg, uint64_t addr)
+{
+	struct sframe_jit_fde fde;
+	uint32_t i;
+
+	if (addr == UINT64_MAX)
+		return -1;
+	i = fde_lower_bound(reg, addr + 1);
+	if (!i)
+		return -1;
+	fde_get(reg, --i, &fde);
+	if (fde_dead(&fde) || addr - fde.func_start >= fde.func_size)
+		return -1;
+	return i;
+}
+
+/* Attaching a mapping. */
+
+static bool area_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/*
+ * Read the layout of the mapping at @h, which the backend made for
+ * @args, and check it: a JIT refuses a layout it does not know.
+ */
+static int layout_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
+		       const struct sframe_jit_args *args)
+{
+	uint64_t fde_end, fre_end;
+
+	if (h->magic != SFRAME_JIT_MAGIC || h->version != SFRAME_JIT_VERSION)
+		return -EPROTO;
+	if (h->header_size < offsetof(struct sframe_jit_header, reserved0) ||
+	    h->fde_stride < sizeof(struct sframe_jit_fde) ||
+	    h->fde_stride % 8 || h->fre_stride % 4 ||
+	    h->fre_stride < sizeof(struct sframe_jit_fre))
+		return -EPROTO;
+	if (h->text_start != args->text_start ||
+	    h->text_end != args->text_end ||
+	    h->fde_capacity < args->fde_capacity ||
+	    h->fre_capacity < args->fre_capacity)
+		return -EPROTO;
+	fde_end = h->fde_off + (uint64_t)h->fde_capacity * h->fde_stride;
+	fre_end = h->fre_off + (uint64_t)h->fre_capacity * h->fre_stride;
+	if (h->fde_off < h->header_size || h->fde_off % 8 || h->fre_off % 4 ||
+	    !area_ok(h->fde_off, fde_end - h->fde_off, h->map_size) ||
+	    !area_ok(h->fre_off, fre_end - h->fre_off, h->map_size) ||
+	    (h->fre_off < fde_end && h->fde_off < fre_end))
+		return -EPROTO;
+
+	l->hdr = h;
+	l->fdes = (unsigned char *)h + h->fde_off;
+	l->fres = (unsigned char *)h + h->fre_off;
+	l->map_size = h->map_size;
+	l->fde_stride = h->fde_stride;
+	l->fre_stride = h->fre_stride;
+	l->fde_cap = h->fde_capacity;
+	l->fre_cap = h->fre_capacity;
+	return 0;
+}
+
+/* Unmap a mapping whose layout was refused, if its size is plausible. */
+static void refused_unmap(struct sframe_jit *reg, struct sframe_jit_header *h)
+{
+	if (h->magic == SFRAME_JIT_MAGIC && h->map_size)
+		reg->ops->unmap(reg->ops_priv, h, h->map_size);
+}
+
+/* Options. */
+
+/**
+ * sframe_jit__check_opts() - the size rules of an options structure
+ * @opts: the structure.
+ * @sz: its size, as the caller knows it.
+ * @first: the size of its first version.
+ * @known: its size as this library knows it.
+ *
+ * As for the kernel's extensible structures: a caller's structure may be
+ * older (smaller) or newer (larger) than the library's, if the bytes the
+ * library does not know are zero.
+ *
+ * Return: 0; -EINVAL below @first; -E2BIG for a non-zero unknown byte.
+ */
+int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
+			   size_t known)
+{
+	const unsigned char *p = opts;
+	size_t i;
+
+	if (sz < first)
+		return -EINVAL;
+	for (i = known; i < sz; i++)
+		if (p[i])
+			return -E2BIG;
+	return 0;
+}
+
+static uint32_t opt_max(uint32_t val, uint32_t limit)
+{
+	return val && val < limit ? val : limit;
+}
+
+static int opts_apply(struct sframe_jit *reg, const struct sframe_jit_opts *o,
+		      struct sframe_jit_args *args)
+{
+	struct sframe_jit_opts opts = { 0 };
+	int err;
+
+	if (o) {
+		err = sframe_jit__check_opts(o, o->sz,
+					     offsetof(struct sframe_jit_opts,
+						      perf_map_path) +
+					     sizeof(o->perf_map_path),
+					     sizeof(opts));
+		if (err)
+			return err;
+		memcpy(&opts, o, sizeof(opts));
+	}
+	if (opts.flags & ~KNOWN_FLAGS)
+		return -EINVAL;
+	if (opts.perf_map_path && !(opts.flags & SFRAME_JIT_F_PERF_MAP))
+		return -EINVAL;
+
+	reg->flags = opts.flags;
+	reg->max_fdes = opt_max(opts.max_fde_capacity, SFRAME_JIT_MAX_FDES);
+	reg->max_fres = opt_max(opts.max_fre_capacity, SFRAME_JIT_MAX_FRES);
+	reg->compact_threshold = opts.compact_threshold;
+	args->fde_capacity = opts.fde_capacity ?: DEFAULT_FDES;
+	if (args->fde_capacity > reg->max_fdes && !opts.fde_capacity)
+		args->fde_capacity = reg->max_fdes;
+	args->fre_capacity = opts.fre_capacity;
+	if (!args->fre_capacity) {
+		uint64_t rows = (uint64_t)args->fde_capacity *
+				DEFAULT_ROWS_PER_FDE;
+
+		args->fre_capacity = rows < reg->max_fres ? rows : reg->max_fres;
+	}
+	if (args->fde_capacity > reg->max_fdes ||
+	    args->fre_capacity > reg->max_fres)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * sframe_jit__create() - sframe_jit_create() through a given backend
+ * @text_start: as for sframe_jit_create().
+ * @text_end: as for sframe_jit_create().
+ * @opts: as for sframe_jit_create(); its SFRAME_JIT_F_NO_KERNEL is moot.
+ * @ops: the backend.
+ * @ops_priv: its private pointer.
+ * @regp: as for sframe_jit_create().
+ *
+ * The tests' hook, and what sframe_jit_create() itself calls.
+ *
+ * Return: as sframe_jit_create().
+ */
+int sframe_jit__create(uint64_t text_start, uint64_t text_end,
+		       const struct sframe_jit_opts *opts,
+		       const struct sframe_jit_backend *ops, void *ops_priv,
+		       struct sframe_jit **regp)
+{
+	struct sframe_jit_args args = {
+		.text_start	= text_start,
+		.text_end	= text_end,
+	};
+	struct sframe_jit_header *h;
+	struct sframe_jit *reg;
+	long addr;
+	int err;
+
+	if (!regp || text_start >= text_end)
+		return -EINVAL;
+	reg = calloc(1, sizeof(*reg));
+	if (!reg)
+		return -ENOMEM;
+	reg->ops = ops;
+	reg->ops_priv = ops_priv;
+	reg->perf_map.fd = -1;
+	err = opts_apply(reg, opts, &args);
+	if (err)
+		goto free_reg;
+	err = -ENOMEM;
+	reg->scratch = malloc(sizeof(*reg->scratch) * args.fde_capacity);
+	if (!reg->scratch)
+		goto free_reg;
+	err = pthread_mutex_init(&reg->lock, NULL);
+	if (err) {
+		err = -err;
+		goto free_scratch;
+	}
+	if (reg->flags & SFRAME_JIT_F_PERF_MAP) {
+		err = sframe_jit__perf_map_open(&reg->perf_map,
+						opts->perf_map_path);
+		if (err)
+			goto destroy_lock;
+	}
+
+	addr = ops->create(ops_priv, &args);
+	if (addr < 0) {
+		err = addr;
+		goto close_perf_map;
+	}
+	h = (struct sframe_jit_header *)addr;
+	err = layout_read(&reg->l, h, &args);
+	if (err) {
+		refused_unmap(reg, h);
+		goto close_perf_map;
+	}
+	if (reg->l.fde_cap > args.fde_capacity) {
+		/* More room than asked for: the scratch must cover it. */
+		uint64_t *s = realloc(reg->scratch,
+				      sizeof(*s) * reg->l.fde_cap);
+
+		if (!s) {
+			err = -ENOMEM;
+			reg->ops->unmap(reg->ops_priv, h, reg->l.map_size);
+			goto close_perf_map;
+		}
+		reg->scratch = s;
+	}
+	reg->text_start = text_start;
+	reg->text_end = text_end;
+	*regp = reg;
+	return 0;
+
+close_perf_map:
+	sframe_jit__perf_map_close(&reg->perf_map);
+destroy_lock:
+	pthread_mutex_destroy(&reg->lock);
+free_scratch:
+	free(reg->scratch);
+free_reg:
+	free(reg);
+	return err;
+}
+
+int sframe_jit_create(uint64_t text_start, uint64_t text_end,
+		      const struct sframe_jit_opts *opts,
+		      struct sframe_jit **regp)
+{
+	const struct sframe_jit_backend *ops = &sframe_jit__kernel_backend;
+
+	if (opts && opts->sz >= offsetof(struct sframe_jit_opts, flags) +
+				sizeof(opts->flags) &&
+	    (opts->flags & SFRAME_JIT_F_NO_KERNEL))
+		ops = &sframe_jit__mem_backend;
+	return sframe_jit__create(text_start, text_end, opts, ops, NULL, regp);
+}
+
+void sframe_jit_destroy(struct sframe_jit *reg)
+{
+	if (!reg)
+		return;
+	/* Unmapping the registry ends its registration. */
+	reg->ops->unmap(reg->ops_priv, reg->l.hdr, reg->l.map_size);
+	sframe_jit__perf_map_close(&reg->perf_map);
+	pthread_mutex_destroy(&reg->lock);
+	free(reg->scratch);
+	free(reg);
+}
+
+/* Compaction. */
+
+static int key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Pack the rows of live functions to the start of the row area, in the
+ * order they sit in it, so that each block moves down or stays: a row
+ * block starts at or above the rows of every block sorted before it.
+ */
+static void compact_rows(struct sframe_jit *reg)
+{
+	struct sframe_jit_fde fde;
+	uint32_t i, n = 0, dst = 0;
+
+	for (i = 0; i < reg->nr_fdes; i++) {
+		fde_get(reg, i, &fde);
+		if (!fde_dead(&fde))
+			reg->scratch[n++] = (uint64_t)fde.fre_start << 32 | i;
+	}
+	qsort(reg->scratch, n, sizeof(*reg->scratch), key_cmp);
+
+	for (i = 0; i < n; i++) {
+		uint32_t idx = (uint32_t)reg->scratch[i];
+
+		fde_get(reg, idx, &fde);
+		if (fde.fre_start != dst) {
+			words_move(fre_ptr(reg, dst), fre_ptr(reg, fde.fre_start),
+				   (size_t)fde.fre_count * reg->l.fre_stride);
+			fde.fre_start = dst;
+			words_store(fde_ptr(reg, idx) +
+				    offsetof(struct sframe_jit_fde, fre_start),
+				    &fde.fre_start, sizeof(fde.fre_start));
+		}
+		dst += fde.fre_count;
+	}
+	reg->fre_used = dst;
+}
+
+/* Drop the tombstones, keeping the live descriptors in order. */
+static uint32_t compact_fdes(struct sframe_jit *reg)
+{
+	struct sframe_jit_fde fde;
+	uint32_t i, j = 0;
+
+	for (i = 0; i < reg->nr_fdes; i++) {
+		fde_get(reg, i, &fde);
+		if (fde_dead(&fde))
+			continue;
+		if (i != j)
+			words_move(fde_ptr(reg, j), fde_ptr(reg, i),
+				   reg->l.fde_stride);
+		j++;
+	}
+	words_zero(fde_ptr(reg, j), (size_t)(reg->nr_fdes - j) *
+		   reg->l.fde_stride);
+	return j;
+}
+
+static uint32_t compact_locked(struct sframe_jit *reg)
+{
+	uint32_t old = reg->nr_fdes, count;
+
+	if (!reg->nr_dead && reg->fre_used == reg->fre_live)
+		return 0;
+	seq_begin(reg);
+	compact_rows(reg);
+	count = compact_fdes(reg);
+	reg->nr_fdes = count;
+	atomic_store_explicit(word(&reg->l.hdr->fde_count), count,
+			      memory_order_relaxed);
+	seq_end(reg);
+	reg->nr_dead = 0;
+	reg->nr_compactions++;
+	return old - count;
+}
+
+static uint32_t compact_limit(struct sframe_jit *reg)
+{
+	uint32_t t = reg->nr_fdes / 4;
+
+	if (reg->compact_threshold)
+		return reg->compact_threshold;
+	return t > COMPACT_MIN ? t : COMPACT_MIN;
+}
+
+/* Growth. */
+
+/*
+ * The replacement copied our records with its own strides.  If they are
+ * not ours (a kernel that grew its records in between, which a running
+ * kernel does not do), copy them again, record by record, from the old
+ * mapping.  The copy's sequence count is the old one's: ours.
+ */
+static void layout_recopy(struct sframe_jit *reg,
+			  const struct sframe_jit_layout *old)
+{
+	struct sframe_jit_layout new = reg->l;
+	uint32_t i;
+
+	if (new.fde_stride == old->fde_stride &&
+	    new.fre_stride == old->fre_stride)
+		return;
+	seq_begin(reg);
+	for (i = 0; i < reg->nr_fdes; i++) {
+		words_store(new.fdes + (size_t)i * new.fde_stride,
+			    old->fdes + (size_t)i * old->fde_stride,
+			    sizeof(struct sframe_jit_fde));
+		words_zero(new.fdes + (size_t)i * new.fde_stride +
+			   sizeof(struct sframe_jit_fde),
+			   new.fde_stride - sizeof(struct sframe_jit_fde));
+	}
+	for (i = 0; i < reg->fre_used; i++) {
+		words_store(new.fres + (size_t)i * new.fre_stride,
+			    old->fres + (size_t)i * old->fre_stride,
+			    sizeof(struct sframe_jit_fre));
+		words_zero(new.fres + (size_t)i * new.fre_stride +
+			   sizeof(struct sframe_jit_fre),
+			   new.fre_stride - sizeof(struct sframe_jit_fre));
+	}
+	atomic_store_explicit(word(&new.hdr->fde_count), reg->nr_fdes,
+			      memory_order_relaxed);
+	seq_end(reg);
+}
+
+/*
+ * Replace the registry by one of @fde_cap descriptors and @fre_cap rows,
+ * both at least the current ones.  The kernel reads the old registry
+ * until it swaps in the new one and the new one from then on; the writer
+ * lock keeps every writer off both meanwhile, as the ABI asks.
+ */
+static int grow_locked(struct sframe_jit *reg, uint32_t fde_cap,
+		       uint32_t fre_cap)
+{
+	struct sframe_jit_args args = {
+		.text_start	= reg->text_start,
+		.text_end	= reg->text_end,
+		.fde_capacity	= fde_cap,
+		.fre_capacity	= fre_cap,
+	};
+	struct sframe_jit_layout old = reg->l, new;
+	struct sframe_jit_header *h;
+	uint64_t *scratch;
+	long addr;
+	int err;
+
+	scratch = malloc(sizeof(*scratch) * fde_cap);
+	if (!scratch)
+		return -ENOMEM;
+	addr = reg->ops->replace(reg->ops_priv, &args, old.hdr);
+	if (addr < 0) {
+		free(scratch);
+		return addr;
+	}
+	h = (struct sframe_jit_header *)addr;
+	err = layout_read(&new, h, &args);
+	if (!err && new.fde_cap > fde_cap) {
+		uint64_t *s = realloc(scratch, sizeof(*s) * new.fde_cap);
+
+		if (s)
+			scratch = s;
+		else
+			err = -ENOMEM;
+	}
+	if (err) {
+		/*
+		 * The new registry is the one registered, and unmapping it
+		 * unregisters the range: the kernel stops reading it, and
+		 * the process keeps its table, which only it sees now.
+		 */
+		refused_unmap(reg, h);
+		free(scratch);
+		return err;
+	}
+
+	reg->l = new;
+	layout_recopy(reg, &old);
+	free(reg->scratch);
+	reg->scratch = scratch;
+	reg->ops->unmap(reg->ops_priv, old.hdr, old.map_size);
+	reg->nr_grows++;
+	return 0;
+}
+
+/* A capacity of at least @need: the current one doubled until it fits. */
+static uint32_t grown(uint32_t cap, uint64_t need, uint32_t max)
+{
+	uint64_t c = cap;
+
+	while (c < need)
+		c *= 2;
+	return c < max ? c : max;
+}
+
+/*
+ * Make room to publish @fdes more descriptors with @fres more rows:
+ * compact when that frees enough and is worth it, else grow, else
+ * compact whatever it frees, else the registry is full.
+ */
+static int room_locked(struct sframe_jit *reg, uint32_t fdes, uint32_t fres)
+{
+	uint64_t need_fdes = (uint64_t)reg->nr_fdes + fdes;
+	uint64_t need_fres = (uint64_t)reg->fre_used + fres;
+	uint64_t live_fdes = reg->nr_fdes - reg->nr_dead;
+	uint32_t fde_cap, fre_cap;
+	bool compact_fits, worth;
+	int err = -ENOSPC;
+
+	if (need_fdes <= reg->l.fde_cap && need_fres <= reg->l.fre_cap)
+		return 0;
+	compact_fits = live_fdes + fdes <= reg->l.fde_cap &&
+		       (uint64_t)reg->fre_live + fres <= reg->l.fre_cap;
+	worth = (uint64_t)reg->nr_dead * 8 >= reg->l.fde_cap ||
+		(uint64_t)(reg->fre_used - reg->fre_live) * 8 >= reg->l.fre_cap;
+	if (compact_fits && worth) {
+		compact_locked(reg);
+		return 0;
+	}
+
+	fde_cap = grown(reg->l.fde_cap, need_fdes, reg->max_fdes);
+	fre_cap = grown(reg->l.fre_cap, need_fres, reg->max_fres);
+	if (!(reg->flags & SFRAME_JIT_F_NO_GROW) && fde_cap >= need_fdes &&
+	    fre_cap >= need_fres) {
+		err = grow_locked(reg, fde_cap, fre_cap);
+		if (!err)
+			return 0;
+	}
+	if (compact_fits) {
+		compact_locked(reg);
+		return 0;
+	}
+	return err;
+}
+
+/* Adding functions. */
+
+/**
+ * sframe_jit__check_rows() - check a function's rows as the kernel will
+ * @rows: the rows.
+ * @nr_rows: their number.
+ * @limit: the function's size, or its stub size.
+ *
+ * Return: 0, or -EINVAL for rows the kernel would call malformed.
+ */
+int sframe_jit__check_rows(const struct sframe_jit_row *rows,
+			   uint32_t nr_rows, uint32_t limit)
+{
+	uint32_t i;
+
+	if (!nr_rows || rows[0].start_off)
+		return -EINVAL;
+	for (i = 0; i < nr_rows; i++) {
+		if (rows[i].start_off >= limit)
+			return -EINVAL;
+		if (i && rows[i].start_off <= rows[i - 1].start_off)
+			return -EINVAL;
+		if (rows[i].cfa_base != SFRAME_JIT_ROW_CFA_SP &&
+		    rows[i].cfa_base != SFRAME_JIT_ROW_CFA_FP)
+			return -EINVAL;
+		if (rows[i].flags & ~ROW_FLAGS)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int func_check(struct sframe_jit *reg, const struct sframe_jit__func *fn,
+		      const struct sframe_jit_row *rows)
+{
+	uint32_t limit = fn->stub_size ?: fn->size;
+
+	if (!fn->size || fn->stub_size > UINT8_MAX)
+		return -EINVAL;
+	if (fn->start < reg->text_start || fn->start >= reg->text_end ||
+	    fn->size > reg->text_end - fn->start)
+		return -ERANGE;
+	return sframe_jit__check_rows(rows, fn->nr_rows, limit);
+}
+
+/*
+ * Publish @fn, whose rows are checked.  Above every descriptor it is an
+ * append; anywhere else it goes in under the sequence count, in place of
+ * the tombstones it overlaps.
+ */
+static int add_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn,
+		      const struct sframe_jit_row *rows)
+{
+	struct sframe_jit_fde fde = {
+		.func_start	= fn->start,
+		.func_size	= fn->size,
+		.fre_count	= fn->nr_rows,
+		.type		= fn->stub_size ? SFRAME_JIT_FDE_PCMASK :
+						  SFRAME_JIT_FDE_PCINC,
+		.rep_size	= fn->stub_size,
+	};
+	uint32_t lo, hi, i, count;
+	int err;
+
+	/* Refuse before making room, so that a refusal changes nothing. */
+	fde_overlap(reg, fn->start, fn->start + fn->size, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		struct sframe_jit_fde old;
+
+		fde_get(reg, i, &old);
+		if (!fde_dead(&old))
+			return -EEXIST;
+	}
+	err = room_locked(reg, 1, fn->nr_rows);
+	if (err)
+		return err;
+	/* Compaction may have moved the descriptors. */
+	fde_overlap(reg, fn->start, fn->start + fn->size, &lo, &hi);
+
+	/* Rows first, into slots no published descriptor uses. */
+	fde.fre_start = reg->fre_used;
+	for (i = 0; i < fn->nr_rows; i++)
+		fre_put(reg, reg->fre_used + i, &rows[i]);
+	reg->fre_used += fn->nr_rows;
+	reg->fre_live += fn->nr_rows;
+
+	if (lo == reg->nr_fdes) {
+		fde_put(reg, lo, &fde);
+		count_publish(reg, reg->nr_fdes + 1);
+		return 0;
+	}
+
+	seq_begin(reg);
+	count = reg->nr_fdes + 1 - (hi - lo);
+	if (hi != lo + 1)
+		words_move(fde_ptr(reg, lo + 1), fde_ptr(reg, hi),
+			   (size_t)(reg->nr_fdes - hi) * reg->l.fde_stride);
+	fde_put(reg, lo, &fde);
+	if (count < reg->nr_fdes)
+		words_zero(fde_ptr(reg, count),
+			   (size_t)(reg->nr_fdes - count) * reg->l.fde_stride);
+	reg->nr_dead -= hi - lo;
+	reg->nr_fdes = count;
+	atomic_store_explicit(word(&reg->l.hdr->fde_count), count,
+			      memory_order_relaxed);
+	seq_end(reg);
+	return 0;
+}
+
+static void perf_map_add(struct sframe_jit *reg,
+			 const struct sframe_jit__func *fn)
+{
+	if (!(reg->flags & SFRAME_JIT_F_PERF_MAP) || !fn->name)
+		return;
+	sframe_jit__perf_map_write(&reg->perf_map, fn->start, fn->size,
+				   fn->name);
+}
+
+/* The row of a function that never moves the stack pointer, on x86-64. */
+static const struct sframe_jit_row frameless_row = {
+	.cfa_base	= SFRAME_JIT_ROW_CFA_SP,
+	.cfa_off	= 8,
+	.ra_off		= -8,
+};
+
+static int add_one(struct sframe_jit *reg, struct sframe_jit__func *fn,
+		   const struct sframe_jit_row *rows)
+{
+	int err;
+
+	if (!reg)
+		return -EINVAL;
+	if (!rows) {
+		if (fn->nr_rows)
+			return -EINVAL;
+		rows = &frameless_row;
+		fn->nr_rows = 1;
+	}
+	err = func_check(reg, fn, rows);
+	if (err)
+		return err;
+	pthread_mutex_lock(&reg->lock);
+	err = add_locked(reg, fn, rows);
+	pthread_mutex_unlock(&reg->lock);
+	if (!err)
+		perf_map_add(reg, fn);
+	return err;
+}
+
+int sframe_jit_add(struct sframe_jit *reg, uint64_t start, uint32_t size,
+		   const struct sframe_jit_row *rows, uint32_t nr_rows,
+		   const char *name)
+{
+	struct sframe_jit__func fn = {
+		.start		= start,
+		.size		= size,
+		.nr_rows	= nr_rows,
+		.name		= name,
+	};
+
+	return add_one(reg, &fn, rows);
+}
+
+int sframe_jit_add_stubs(struct sframe_jit *reg, uint64_t start,
+			 uint32_t size, uint32_t stub_size,
+			 const struct sframe_jit_row *rows, uint32_t nr_rows,
+			 const char *name)
+{
+	struct sframe_jit__func fn = {
+		.start		= start,
+		.size		= size,
+		.stub_size	= stub_size,
+		.nr_rows	= nr_rows,
+		.name		= name,
+	};
+
+	if (!stub_size || !rows)
+		return -EINVAL;
+	return add_one(reg, &fn, rows);
+}
+
+/* Removal. */
+
+static void tombstone_locked(struct sframe_jit *reg, uint32_t i)
+{
+	const size_t off = offsetof(struct sframe_jit_fde, flags);
+	struct sframe_jit_fde fde;
+	uint32_t w;
+
+	fde_get(reg, i, &fde);
+	fde.flags |= SFRAME_JIT_FDE_TOMBSTONE;
+	/* One store, of the word that holds flags, type and rep_size. */
+	memcpy(&w, (unsigned char *)&fde + off, sizeof(w));
+	atomic_store_explicit(word(fde_ptr(reg, i) + off), w,
+			      memory_order_release);
+	reg->nr_dead++;
+	reg->fre_live -= fde.fre_count;
+}
+
+static void compact_if_due(struct sframe_jit *reg)
+{
+	if (reg->nr_dead > compact_limit(reg))
+		compact_locked(reg);
+}
+
+static int remove_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn)
+{
+	struct sframe_jit_fde fde;
+	uint32_t i;
+
+	i = fde_lower_bound(reg, fn->start);
+	if (i == reg->nr_fdes)
+		return -ENOENT;
+	fde_get(reg, i, &fde);
+	if (fde.func_start != fn->start || fde_dead(&fde))
+		return -ENOENT;
+	tombstone_locked(reg, i);
+	return 0;
+}
+
+int sframe_jit_remove(struct sframe_jit *reg, uint64_t start)
+{
+	struct sframe_jit__func fn = { .start = start };
+	int err;
+
+	if (!reg)
+		return -EINVAL;
+	pthread_mutex_lock(&reg->lock);
+	err = remove_locked(reg, &fn);
+	if (!err)
+		compact_if_due(reg);
+	pthread_mutex_unlock(&reg->lock);
+	return err;
+}
+
+int sframe_jit_remove_range(struct sframe_jit *reg, uint64_t start,
+			    uint64_t end)
+{
+	struct sframe_jit_fde fde;
+	uint32_t i;
+	int n = 0;
+
+	if (!reg || start > end)
+		return -EINVAL;
+	pthread_mutex_lock(&reg->lock);
+	for (i = fde_lower_bound(reg, start); i < reg->nr_fdes; i++) {
+		fde_get(reg, i, &fde);
+		if (fde.func_start >= end)
+			break;
+		if (fde_dead(&fde) || fde.func_size > end - fde.func_start)
+			continue;
+		tombstone_locked(reg, i);
+		n++;
+	}
+	if (n)
+		compact_if_due(reg);
+	pthread_mutex_unlock(&reg->lock);
+	return n;
+}
+
+int sframe_jit_compact(struct sframe_jit *reg)
+{
+	int n;
+
+	if (!reg)
+		return -EINVAL;
+	pthread_mutex_lock(&reg->lock);
+	n = compact_locked(reg);
+	pthread_mutex_unlock(&reg->lock);
+	return n;
+}
+
+int sframe_jit_grow(struct sframe_jit *reg, uint32_t fde_capacity,
+		    uint32_t fre_capacity)
+{
+	int err = 0;
+
+	if (!reg)
+		return -EINVAL;
+	pthread_mutex_lock(&reg->lock);
+	if (fde_capacity < reg->l.fde_cap)
+		fde_capacity = reg->l.fde_cap;
+	if (fre_capacity < reg->l.fre_cap)
+		fre_capacity = reg->l.fre_cap;
+	if (fde_capacity > reg->max_fdes || fre_capacity > reg->max_fres)
+		err = -ENOSPC;
+	else if (fde_capacity > reg->l.fde_cap ||
+		 fre_capacity > reg->l.fre_cap)
+		err = grow_locked(reg, fde_capacity, fre_capacity);
+	pthread_mutex_unlock(&reg->lock);
+	return err;
+}
+
+/**
+ * sframe_jit__add_batch() - add functions all together, or none
+ * @reg: the registry.
+ * @funcs: the functions; each one's rows start at @rows[first_row].
+ * @nr_funcs: their number.
+ * @rows: the rows of all of them.
+ *
+ * Under one hold of the writer lock: room for all first, then each one;
+ * on error, those already added are removed again.
+ *
+ * Return: @nr_funcs, or the first error as sframe_jit_add() reports it.
+ */
+int sframe_jit__add_batch(struct sframe_jit *reg,
+			  const struct sframe_jit__func *funcs,
+			  uint32_t nr_funcs, const struct sframe_jit_row *rows)
+{
+	uint64_t total = 0;
+	uint32_t i, j;
+	int err = 0;
+
+	for (i = 0; i < nr_funcs; i++) {
+		err = func_check(reg, &funcs[i], rows + funcs[i].first_row);
+		if (err)
+			return err;
+		total += funcs[i].nr_rows;
+	}
+	if (total > SFRAME_JIT_MAX_FRES || nr_funcs > SFRAME_JIT_MAX_FDES)
+		return -ENOSPC;
+
+	pthread_mutex_lock(&reg->lock);
+	err = room_locked(reg, nr_funcs, total);
+	for (i = 0; !err && i < nr_funcs; i++)
+		err = add_locked(reg, &funcs[i], rows + funcs[i].first_row);
+	if (err) {
+		for (j = 0; j + 1 < i; j++)
+			remove_locked(reg, &funcs[j]);
+	}
+	pthread_mutex_unlock(&reg->lock);
+	if (err)
+		return err;
+	for (i = 0; i < nr_funcs; i++)
+		perf_map_add(reg, &funcs[i]);
+	return nr_funcs;
+}
+
+/* Reading back. */
+
+int sframe_jit_find(struct sframe_jit *reg, uint64_t addr,
+		    struct sframe_jit_func *func, struct sframe_jit_row *rows,
+		    uint32_t max_rows)
+{
+	struct sframe_jit_fde fde;
+	int64_t i;
+	uint32_t r;
+
+	if (!reg || (max_rows && !rows))
+		return -EINVAL;
+	pthread_mutex_lock(&reg->lock);
+	i = fde_find(reg, addr);
+	if (i < 0) {
+		pthread_mutex_unlock(&reg->lock);
+		return -ENOENT;
+	}
+	fde_get(reg, i, &fde);
+	for (r = 0; r < fde.fre_count && r < max_rows; r++)
+		fre_get(reg, fde.fre_start + r, &rows[r]);
+	pthread_mutex_unlock(&reg->lock);
+	if (func) {
+		func->start = fde.func_start;
+		func->size = fde.func_size;
+		func->nr_rows = fde.fre_count;
+		func->stub_size = fde.type == SFRAME_JIT_FDE_PCMASK ?
+				  fde.rep_size : 0;
+	}
+	return 0;
+}
+
+int sframe_jit_get_info(struct sframe_jit *reg, struct sframe_jit_info *info)
+{
+	struct sframe_jit_info i = { .sz = sizeof(i) };
+	size_t sz;
+
+	if (!reg || !info ||
+	    info->sz < offsetof(struct sframe_jit_info, kernel) +
+		       sizeof(info->kernel))
+		return -EINVAL;
+	sz = info->sz < sizeof(i) ? info->sz : sizeof(i);
+	pthread_mutex_lock(&reg->lock);
+	i.text_start = reg->text_start;
+	i.text_end = reg->text_end;
+	i.fde_capacity = reg->l.fde_cap;
+	i.fre_capacity = reg->l.fre_cap;
+	i.nr_funcs = reg->nr_fdes - reg->nr_dead;
+	i.nr_tombstones = reg->nr_dead;
+	i.nr_rows_used = reg->fre_used;
+	i.nr_rows_live = reg->fre_live;
+	i.nr_grows = reg->nr_grows;
+	i.nr_compactions = reg->nr_compactions;
+	i.kernel = reg->ops->kernel;
+	pthread_mutex_unlock(&reg->lock);
+	i.nr_perf_map_errors = sframe_jit__perf_map_errors(&reg->perf_map);
+	i.sz = info->sz;
+	memcpy(info, &i, sz);
+	return 0;
+}

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Internals of libsframe_jit, shared by its source files and by its
+ * tests.  Nothing here is part of the installed API: the shared library
+ * exports only what sframe_jit.h declares (libsframe_jit.map), and the
+ * tests reach the rest by linking the static library.
+ */
+#ifndef __SFRAME_JIT_INTERNAL_H
+#define __SFRAME_JIT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <linux/sframe.h>
+
+#include "sframe_jit.h"
+
+#define SFRAME_JIT_MAX_REGS_SYSCTL "/proc/sys/kernel/sframe_max_registrations"
+
+/**
+ * struct sframe_jit_backend - how a registry is mapped and replaced
+ * @create: map a new registry for @args, as SFRAME_REGISTER_JIT does;
+ *	return its address or a negative errno.
+ * @replace: map a larger registry for the range of @args carrying the
+ *	content of @old, as SFRAME_REPLACE_JIT does; return its address or
+ *	a negative errno.  The old mapping stays.
+ * @unmap: unmap a registry mapping of @size bytes.
+ * @kernel: the kernel reads the registries.
+ *
+ * The library talks to the kernel only through this table, so that its
+ * tests can run it against memory laid out as the kernel lays it out.
+ * @priv is the pointer given to sframe_jit__create().
+ */
+struct sframe_jit_backend {
+	long (*create)(void *priv, const struct sframe_jit_args *args);
+	long (*replace)(void *priv, const struct sframe_jit_args *args,
+			const struct sframe_jit_header *old);
+	void (*unmap)(void *priv, void *addr, size_t size);
+	bool kernel;
+};
+
+/* sframe_register(2); backend.c */
+extern const struct sframe_jit_backend sframe_jit__kernel_backend;
+
+/**
+ * struct sframe_jit_mem_layout - how the memory backend lays a registry out
+ * @fde_stride: bytes per descriptor; 0 for the kernel's.
+ * @fre_stride: bytes per row; 0 for the kernel's.
+ * @header_size: header_size to report; 0 for the kernel's.
+ * @fde_pages: pages between the header and the descriptor area; 0 for
+ *	the kernel's layout, where the descriptors follow the header page.
+ *
+ * Zero means the kernel's layout.  The tests use other values to check
+ * that the library reads the layout from the header, as it must.
+ */
+struct sframe_jit_mem_layout {
+	uint16_t fde_stride;
+	uint16_t fre_stride;
+	uint16_t header_size;
+	uint16_t fde_pages;
+};
+
+/*
+ * A registry in private memory, laid out as the kernel lays one out.
+ * @priv is a struct sframe_jit_mem_layout, or NULL for the kernel's
+ * layout.
+ */
+extern const struct sframe_jit_backend sframe_jit__mem_backend;
+
+long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args);
+long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
+			     const struct sframe_jit_header *old);
+void sframe_jit__unmap(void *priv, void *addr, size_t size);
+
+/**
+ * struct sframe_jit_perf_map - a registry's perf map writer
+ * @lock: serialises the writes and the switch to a child's file.
+ * @fd: the file, opened O_APPEND; -1 when not in use.
+ * @pid: the process @fd was opened for.
+ * @path: a file chosen by the caller, kept across fork(); NULL for
+ *	/tmp/perf-PID.map of the current process.
+ * @nr_errors: lines that could not be written.
+ */
+struct sframe_jit_perf_map {
+	pthread_mutex_t lock;
+	int fd;
+	pid_t pid;
+	char *path;
+	uint64_t nr_errors;
+};
+
+int sframe_jit__perf_map_open(struct sframe_jit_perf_map *pm,
+			      const char *path);
+void sframe_jit__perf_map_close(struct sframe_jit_perf_map *pm);
+int sframe_jit__perf_map_write(struct sframe_jit_perf_map *pm,
+			       uint64_t start, uint64_t size,
+			       const char *name);
+uint64_t sframe_jit__perf_map_errors(struct sframe_jit_perf_map *pm);
+
+/**
+ * struct sframe_jit_layout - a registry mapping, as its header describes it
+ * @hdr: the mapping.
+ * @fdes: its descriptor area.
+ * @fres: its row area.
+ * @map_size: its size in bytes.
+ * @fde_stride: bytes per descriptor.
+ * @fre_stride: bytes per row.
+ * @fde_cap: descriptors the mapping holds.
+ * @fre_cap: rows the mapping holds.
+ *
+ * Read from the header once, when the mapping arrives, and checked; the
+ * writer never reads these header fields again.
+ */
+struct sframe_jit_layout {
+	struct sframe_jit_header *hdr;
+	unsigned char *fdes;
+	unsigned char *fres;
+	size_t map_size;
+	uint32_t fde_stride;
+	uint32_t fre_stride;
+	uint32_t fde_cap;
+	uint32_t fre_cap;
+};
+
+/**
+ * struct sframe_jit - a registry and the writer's private state
+ * @lock: the writer lock; see Documentation/sframe_jit.rst.
+ * @ops: the backend.
+ * @ops_priv: its private pointer.
+ * @l: the current mapping.
+ * @text_start: the code range's start.
+ * @text_end: its end.
+ * @nr_fdes: descriptors published, the last fde_count stored.
+ * @nr_dead: tombstones among them.
+ * @fre_used: row slots handed out, [0, @fre_used).
+ * @fre_live: rows of live descriptors.
+ * @seq: the last sequence count stored.
+ * @scratch: room for @l.fde_cap sort keys, so that compaction never
+ *	allocates.
+ * @flags: SFRAME_JIT_F_* of the options.
+ * @max_fdes: growth bound of the descriptor capacity.
+ * @max_fres: growth bound of the row capacity.
+ * @compact_threshold: the option, 0 for automatic.
+ * @perf_map: the perf map writer, if SFRAME_JIT_F_PERF_MAP.
+ * @nr_grows: replacements so far.
+ * @nr_compactions: compactions so far.
+ *
+ * Everything but the mapping is private to the process.  The writer
+ * keeps its own copy of the count and sequence count it publishes and
+ * never reads them back from the shared header.  All fields but
+ * @perf_map, which has its own lock, are under @lock.
+ */
+struct sframe_jit {
+	pthread_mutex_t lock;
+	const struct sframe_jit_backend *ops;
+	void *ops_priv;
+
+	struct sframe_jit_layout l;
+	uint64_t text_start;
+	uint64_t text_end;
+
+	uint32_t nr_fdes;
+	uint32_t nr_dead;
+	uint32_t fre_used;
+	uint32_t fre_live;
+	uint32_t seq;
+	uint64_t *scratch;
+
+	uint32_t flags;
+	uint32_t max_fdes;
+	uint32_t max_fres;
+	uint32_t compact_threshold;
+	struct sframe_jit_perf_map perf_map;
+
+	uint64_t nr_grows;
+	uint64_t nr_compactions;
+};
+
+/* sframe_jit_create() through a given backend: the tests' hook. */
+int sframe_jit__create(uint64_t text_start, uint64_t text_end,
+		       const struct sframe_jit_opts *opts,
+		       const struct sframe_jit_backend *ops, void *ops_priv,
+		       struct sframe_jit **regp);
+
+/* One function to add, as the importer collects them. */
+struct sframe_jit__func {
+	uint64_t start;
+	uint32_t size;
+	uint32_t stub_size;
+	uint32_t first_row;
+	uint32_t nr_rows;
+	const char *name;
+};
+
+/* Add functions, all or none. */
+int sframe_jit__add_batch(struct sframe_jit *reg,
+			  const struct sframe_jit__func *funcs,
+			  uint32_t nr_funcs,
+			  const struct sframe_jit_row *rows);
+
+/* Check a function's rows as the kernel will. */
+int sframe_jit__check_rows(const struct sframe_jit_row *rows,
+			   uint32_t nr_rows, uint32_t limit);
+
+/* The size rules of an options structure. */
+int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
+			   size_t known);
+
+#endif /* __SFRAME_JIT_INTERNAL_H */

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#ifndef __NR_sframe_register
+#define __NR_sframe_register 463
+#endif
+
+uint64_t arena(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	ASSERT(p != MAP_FAILED);
+	return (uint64_t)(uintptr_t)p;
+}
+
+int reg_try(struct test_backend *tb, uint64_t start, uint64_t end,
+	    const struct sframe_jit_opts *opts, struct sframe_jit **regp)
+{
+	return sframe_jit__create(start, end, opts,
+				  tb->base->kernel ? &test_ops_kernel :
+						     &test_ops_mem, tb, regp);
+}
+
+struct sframe_jit *reg_new(struct test_backend *tb, uint64_t start,
+			   uint64_t end, const struct sframe_jit_opts *opts)
+{
+	struct sframe_jit *reg = NULL;
+
+	ASSERT_EQ(0, reg_try(tb, start, end, opts, &reg));
+	return reg;
+}
+
+struct sframe_jit_header *reg_hdr(struct test_backend *tb)
+{
+	return atomic_load_explicit(&tb->current, memory_order_acquire);
+}
+
+void rows_simple(struct sframe_jit_row *rows, int32_t body_cfa)
+{
+	rows[0] = (struct sframe_jit_row) {
+		.cfa_base	= SFRAME_JIT_ROW_CFA_SP,
+		.cfa_off	= 8,
+		.ra_off		= -8,
+	};
+	rows[1] = (struct sframe_jit_row) {
+		.start_off	= 1,
+		.cfa_base	= SFRAME_JIT_ROW_CFA_SP,
+		.cfa_off	= body_cfa,
+		.ra_off		= -8,
+		.fp_off		= -16,
+		.flags		= SFRAME_JIT_ROW_FP_SAVED,
+	};
+}
+
+/* Only called where the sysctl exists: the kernel-only cases. */
+long raw_sframe_register(unsigned int op, void *args, size_t size)
+{
+	long ret;
+
+	ASSERT(!access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK));
+	ret = syscall(__NR_sframe_register, op, args, size);
+	return ret == -1 ? -errno : ret;
+}
+
+/* A registration attempt fails with EEXIST exactly on overlap. */
+bool range_registered(uint64_t start, uint64_t end)
+{
+	struct sframe_jit_args args = {
+		.text_start	= start,
+		.text_end	= end,
+		.fde_capacity	= 1,
+		.fre_capacity	= 1,
+	};
+	long ret = raw_sframe_register(SFRAME_REGISTER_JIT, &args,
+				       sizeof(args));
+	struct sframe_jit_header *h;
+
+	if (ret == -EEXIST)
+		return true;
+	ASSERT(ret > 0);
+	h = (struct sframe_jit_header *)ret;
+	munmap(h, h->map_size);
+	return false;
+}
+
+void *file_read(const char *path, size_t *size)
+{
+	struct stat st;
+	ssize_t n;
+	char *buf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !st.st_size) {
+		close(fd);
+		return NULL;
+	}
+	buf = malloc(st.st_size);
+	n = buf ? read(fd, buf, st.st_size) : -1;
+	close(fd);
+	if (n != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*size = st.st_size;
+	return buf;
+}
