@@ -1,31 +1,42 @@
 #!/bin/bash
-# Run every test layer that exists, each writing build/results/LAYER as
+# Run every test layer, each a command whose output ends with the line
 # "N passed, N failed", then print the total as the last line.  A layer
-# that fails to write its result counts as one failure.  Exit status is
-# non-zero on any failure or when no test ran.
+# that ends without that line, or fails with no failed case, counts as
+# one failure.  Exit status is non-zero on any failure or when no test
+# ran.  Each layer's output is kept in build/logs/layer-NAME.log.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-mkdir -p "$build/results"
+mkdir -p "$build/logs"
+lib_out=$build/sframe_jit
 
-layers=(runner selftests)
+layers=(runner harness kunit selftests libsframe_jit libsframe_jit_vm)
 declare -A run=(
 	[runner]="$top/mk/tests/runner-test.sh"
+	[harness]="make -s -C $top/tools/testing/sframe run"
+	[kunit]="$top/mk/kunit.sh"
 	[selftests]="$top/mk/selftests.sh"
+	[libsframe_jit]="make -s -C $top/tools/lib/sframe_jit OUTPUT=$lib_out/ check"
+	[libsframe_jit_vm]="$top/mk/vm.sh $lib_out/test-bin/sframe_jit_kernel_test"
 )
 
 total_pass=0
 total_fail=0
-for layer in "${layers[@]}"; do
+for layer in "${@:-${layers[@]}}"; do
 	echo "=== $layer"
-	rm -f "$build/results/$layer"
-	${run[$layer]}
-	line=$(cat "$build/results/$layer" 2>/dev/null)
+	log=$build/logs/layer-$layer.log
+	${run[$layer]} 2>&1 | tee "$log"
+	rc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
 	if [[ "$line" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
 		p=${BASH_REMATCH[1]}
 		f=${BASH_REMATCH[2]}
 	else
 		echo "check: layer $layer reported no result" >&2
 		p=0
+		f=1
+	fi
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "check: layer $layer failed (status $rc) with no failed case" >&2
 		f=1
 	fi
 	echo "=== $layer: $p passed, $f failed"

@@ -7,16 +7,14 @@
 # redirected to a file, the appends and the plain writes would overwrite
 # each other.
 #
-# Writes build/logs/selftests.tap and build/results/selftests (the
-# "N passed, N failed" line).  Exit status: non-zero on any failure.
+# Writes build/logs/selftests.tap; the last line is "N passed, N
+# failed".  Exit status: non-zero on any failure.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 kout=${KOUT:-$build/kbuild}
 inst=$build/kselftest
 tap=$build/logs/selftests.tap
-res=$build/results/selftests
-mkdir -p "$build/logs" "$build/results"
-rm -f "$res"
+mkdir -p "$build/logs"
 
 release=$(cat "$kout/include/config/kernel.release") || die "no kernel build in $kout"
 rm -rf "$inst"
@@ -24,7 +22,7 @@ make -s -C "$tree/tools/testing/selftests" TARGETS=sframe_jit \
 	O="$build/kselftest-build" INSTALL_PATH="$inst" \
 	KHDR_INCLUDES="-isystem $kout/usr/include" \
 	EXPECTED_RELEASE="$release" install > "$build/logs/selftests-build.log" 2>&1 ||
-	{ cat "$build/logs/selftests-build.log"; echo "0 passed, 1 failed" > "$res"; die "building the selftests failed"; }
+	{ cat "$build/logs/selftests-build.log"; echo "0 passed, 1 failed"; die "building the selftests failed"; }
 
 VM_LOG=$build/logs/selftests-console.log \
 	"$top/mk/vm.sh" "set -o pipefail; cd $inst && ./run_kselftest.sh 2>&1 | tee \$SCRATCH/selftests.tap"
@@ -43,5 +41,5 @@ if [ "$vrc" != 0 ] && [ "$failed" = 0 ]; then
 	failed=1
 fi
 echo "selftests: $summary (TAP in $tap)"
-echo "$passed passed, $failed failed" > "$res"
+echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

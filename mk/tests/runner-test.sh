@@ -3,13 +3,11 @@
 # recorded logs, and mk/vm.sh against guest commands that succeed, fail,
 # provoke real kernel reports through LKDTM, or hang.
 #
-# Writes build/results/runner ("N passed, N failed").
+# The last line is "N passed, N failed".
 set -uo pipefail
 . "$(dirname "$0")/../lib.sh"
-res=$build/results/runner
 out=$build/logs/runner-test
-mkdir -p "$build/results" "$out"
-rm -f "$res"
+mkdir -p "$out"
 pass=0
 fail=0
 n=0
@@ -63,23 +61,28 @@ logcheck_fixtures() {
 	done
 }
 
-# Each TAP fixture's name says what it holds: pass-N, fail-N, skip-N.
-tap_fixtures() {
-	local f name want got k cnt
+# Each TAP or KTAP fixture's name says what it holds: pass-N, fail-N,
+# skip-N; the summariser must count exactly that.
+summary_fixtures() {
+	local f name want got k cnt summariser
 
-	for f in "$top"/mk/tests/tap/*.tap; do
-		name=$(basename "$f" .tap)
+	for f in "$top"/mk/tests/tap/*.tap "$top"/mk/tests/ktap/*.log; do
+		case "$f" in
+		*.tap) summariser=$top/mk/tap-summary.sh ;;
+		*) summariser=$top/mk/ktap-summary.sh ;;
+		esac
+		name=$(basename "$f")
 		want=""
 		for k in passed:pass failed:fail skipped:skip; do
-			cnt=$(grep -oE "(^|-)${k#*:}-[0-9]+" <<< "$name" | grep -oE '[0-9]+$')
+			cnt=$(grep -oE "(^|-)${k#*:}-[0-9]+" <<< "${name%.*}" | grep -oE '[0-9]+$')
 			want+="${cnt:-0} ${k%%:*}, "
 		done
 		want=${want%, }
-		got=$("$top/mk/tap-summary.sh" "$f")
+		got=$("$summariser" "$f")
 		if [ "$got" = "$want" ]; then
-			result ok "tap-summary $name"
+			result ok "summary of $name"
 		else
-			result fail "tap-summary $name: '$got', wanted '$want'"
+			result fail "summary of $name: '$got', wanted '$want'"
 		fi
 	done
 }
@@ -127,11 +130,10 @@ vm_cases() {
 }
 
 logcheck_fixtures
-tap_fixtures
+summary_fixtures
 if [ "${RUNNER_TEST_NO_VM:-0}" != 1 ]; then
 	vm_cases
 	release_test_can_fail
 fi
-echo "runner: $pass passed, $fail failed"
-echo "$pass passed, $fail failed" > "$res"
+echo "$pass passed, $fail failed"
 [ "$fail" = 0 ] && [ "$pass" -gt 0 ]
