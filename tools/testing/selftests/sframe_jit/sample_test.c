@@ -29,13 +29,10 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
-#include <sys/ioctl.h>
 #include <time.h>
 #include <ucontext.h>
 
-#include <linux/perf_event.h>
-
-#include "sframe_test.h"
+#include "sample_harness.h"
 #include "sample_bridge.h"
 
 #ifndef noinline
@@ -53,9 +50,9 @@ enum jit_fn_id {
 
 #define NR_STUBS	8
 #define STUB_SIZE	32
-#define FN_ALIGN	64
-#define MAX_ROWS	16
-#define MAX_FN_BYTES	(NR_STUBS * STUB_SIZE)
+
+/* The stubs are one function of the emitter's. */
+static_assert(NR_STUBS * STUB_SIZE <= MAX_FN_BYTES, "stubs fit a function");
 
 /*
  * The expected user callchain: the sampled IP in the leaf, then the
@@ -80,7 +77,6 @@ static const unsigned int frame_of[NR_FNS] = {
 #define MIN_LEAF_SAMPLES	1000UL
 #define SESSION_SECONDS		15
 #define RING_PAGES		64	/* data pages, a power of two */
-#define MAX_STACK		32
 #define BRIDGE_ARG		1000	/* keeps %rbp a small number, not a frame */
 
 /* The data page after the code page, which the JIT code reads and writes. */
@@ -91,29 +87,13 @@ struct jit_data {
 	unsigned long ret[NR_FNS];		/* return addresses, stored at entry */
 };
 
-/* One emitted function, as the emitter knows it. */
-struct jit_fn {
-	const char *name;
-	unsigned long start;
-	__u32 size;
-	__u8 type;			/* enum sframe_jit_fde_type */
-	__u8 rep_size;			/* PCMASK: bytes per stub */
-	struct sframe_jit_fre rows[MAX_ROWS];
-	unsigned int nr_rows;
-	__u32 call_ret;			/* offset of the return address of its call */
-	__u32 spin_start, spin_end;	/* the leaf's loop */
-	unsigned char insn[MAX_FN_BYTES];	/* 1 where an instruction starts */
-	unsigned int fde;		/* index of its descriptor */
-};
-
 struct jit {
 	unsigned char *map;		/* the code page, then the data page */
 	unsigned char *code;
 	struct jit_data *data;
 	size_t code_size;
 	struct jit_fn fn[NR_FNS];
-	struct sframe_jit_header *reg;	/* NULL when not registered */
-	unsigned int nr_fdes, nr_fres;
+	struct jit_registry reg;	/* .hdr NULL when not registered */
 };
 
 /* sample_run()'s return address, stored by each call. */
@@ -123,227 +103,10 @@ static unsigned long run_ret;
 static unsigned long c_leaf_spin;
 
 /*
- * The emitter.  It tracks the CFA rule after each instruction and
- * appends a frame row at every instruction that changes it; those rows
- * are the ones the registry gets.
+ * The functions, emitted by sample_lib.c's emitter, which tracks the
+ * CFA rule after each instruction and appends a frame row at every
+ * instruction that changes it; those rows are the ones the registry gets.
  */
-enum {
-	RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI,
-	R8, R9, R10, R11, R12, R13, R14, R15,
-};
-
-struct emitter {
-	unsigned char *buf;
-	size_t pos, cap;
-	struct jit_fn *fn;
-	size_t fn_pos;		/* where the function, or this stub, starts */
-	bool record;		/* rows and insn marks: off for stubs 1.. */
-	/* The CFA rule after the last instruction. */
-	__u8 cfa_base;
-	__s32 cfa_off;
-	__s16 fp_off;		/* 0: the caller's %rbp is still in %rbp */
-	bool overflow;
-};
-
-static void emit_raw(struct emitter *e, const __u8 *op, size_t n,
-		     __u64 imm, size_t imm_size)
-{
-	if (e->pos + n + imm_size > e->cap) {
-		e->overflow = true;
-		return;
-	}
-	if (e->pos - e->fn_pos >= MAX_FN_BYTES) {
-		e->overflow = true;
-		return;
-	}
-	if (e->record)
-		e->fn->insn[e->pos - e->fn_pos] = 1;
-	memcpy(e->buf + e->pos, op, n);
-	e->pos += n;
-	/* x86 immediates are little endian, like the host. */
-	memcpy(e->buf + e->pos, &imm, imm_size);
-	e->pos += imm_size;
-}
-
-#define OP(...)		((const __u8[]){ __VA_ARGS__ })
-#define EMIT(e, ...)	emit_raw(e, OP(__VA_ARGS__), sizeof(OP(__VA_ARGS__)), 0, 0)
-#define EMIT_IMM(e, imm, size, ...) \
-	emit_raw(e, OP(__VA_ARGS__), sizeof(OP(__VA_ARGS__)), imm, size)
-
-static unsigned long emit_addr(const struct emitter *e)
-{
-	return (unsigned long)e->buf + e->pos;
-}
-
-/* The CFA rule changed at the current position: one more row. */
-static void cfa_changed(struct emitter *e)
-{
-	struct jit_fn *fn = e->fn;
-
-	if (!e->record)
-		return;
-	if (fn->nr_rows == MAX_ROWS) {
-		e->overflow = true;
-		return;
-	}
-	fn->rows[fn->nr_rows++] = (struct sframe_jit_fre) {
-		.start_off	= e->pos - e->fn_pos,
-		.cfa_off	= e->cfa_off,
-		.ra_off		= -8,
-		.fp_off		= e->fp_off,
-		.cfa_base	= e->cfa_base,
-		.flags		= e->fp_off ? SFRAME_JIT_FRE_FP_SAVED : 0,
-	};
-}
-
-static void pad_to(struct emitter *e, size_t align)
-{
-	while (e->pos % align && e->pos < e->cap)
-		e->buf[e->pos++] = 0xcc;	/* int3 */
-}
-
-/* Start a function, or one stub of a run: the call just pushed the RA. */
-static void frame_begin(struct emitter *e)
-{
-	e->fn_pos = e->pos;
-	e->cfa_base = SFRAME_JIT_CFA_SP;
-	e->cfa_off = 8;
-	e->fp_off = 0;
-	cfa_changed(e);
-}
-
-static void fn_begin(struct emitter *e, struct jit_fn *fn, const char *name,
-		     __u8 type, __u8 rep_size)
-{
-	pad_to(e, FN_ALIGN);
-	memset(fn, 0, sizeof(*fn));
-	fn->name = name;
-	fn->start = emit_addr(e);
-	fn->type = type;
-	fn->rep_size = rep_size;
-	e->fn = fn;
-	e->record = true;
-	frame_begin(e);
-}
-
-static void fn_end(struct emitter *e)
-{
-	e->fn->size = emit_addr(e) - e->fn->start;
-}
-
-/* mov (%rsp),%rax; movabs %rax,slot: store the return address. */
-static void emit_store_ret(struct emitter *e, unsigned long *slot)
-{
-	EMIT(e, 0x48, 0x8b, 0x04, 0x24);
-	EMIT_IMM(e, (unsigned long)slot, 8, 0x48, 0xa3);
-}
-
-static void emit_push(struct emitter *e, int reg)
-{
-	if (reg >= R8)
-		EMIT(e, 0x41, 0x50 + reg - R8);
-	else
-		EMIT(e, 0x50 + reg);
-	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
-		e->cfa_off += 8;
-		cfa_changed(e);
-	}
-}
-
-static void emit_pop(struct emitter *e, int reg)
-{
-	if (reg >= R8)
-		EMIT(e, 0x41, 0x58 + reg - R8);
-	else
-		EMIT(e, 0x58 + reg);
-	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
-		e->cfa_off -= 8;
-		cfa_changed(e);
-	}
-}
-
-static void emit_sub_rsp(struct emitter *e, __u8 n)
-{
-	EMIT(e, 0x48, 0x83, 0xec, n);
-	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
-		e->cfa_off += n;
-		cfa_changed(e);
-	}
-}
-
-static void emit_add_rsp(struct emitter *e, __u8 n)
-{
-	EMIT(e, 0x48, 0x83, 0xc4, n);
-	if (e->cfa_base == SFRAME_JIT_CFA_SP) {
-		e->cfa_off -= n;
-		cfa_changed(e);
-	}
-}
-
-/* push %rbp; mov %rsp,%rbp */
-static void emit_frame_enter(struct emitter *e)
-{
-	EMIT(e, 0x55);
-	e->cfa_off += 8;
-	e->fp_off = -e->cfa_off;
-	cfa_changed(e);
-	EMIT(e, 0x48, 0x89, 0xe5);
-	e->cfa_base = SFRAME_JIT_CFA_FP;
-	cfa_changed(e);
-}
-
-/* leave: %rsp = %rbp + 8, %rbp restored. */
-static void emit_leave(struct emitter *e)
-{
-	EMIT(e, 0xc9);
-	e->cfa_base = SFRAME_JIT_CFA_SP;
-	e->cfa_off -= 8;
-	e->fp_off = 0;
-	cfa_changed(e);
-}
-
-static void emit_ret(struct emitter *e)
-{
-	EMIT(e, 0xc3);
-}
-
-static void call_done(struct emitter *e)
-{
-	if (e->record)
-		e->fn->call_ret = e->pos - e->fn_pos;
-}
-
-/* call *%rax */
-static void emit_call_rax(struct emitter *e)
-{
-	EMIT(e, 0xff, 0xd0);
-	call_done(e);
-}
-
-/* call *slot(%rip) */
-static void emit_call_slot(struct emitter *e, unsigned long *slot)
-{
-	long disp = (long)slot - (long)(emit_addr(e) + 6);
-
-	if (disp != (__s32)disp) {
-		e->overflow = true;
-		return;
-	}
-	EMIT_IMM(e, (__u32)disp, 4, 0xff, 0x15);
-	call_done(e);
-}
-
-/* movabs $imm,%rax */
-static void emit_mov_rax_imm(struct emitter *e, unsigned long imm)
-{
-	EMIT_IMM(e, imm, 8, 0x48, 0xb8);
-}
-
-/* movabs addr,%rax: a load */
-static void emit_load_rax(struct emitter *e, unsigned long *addr)
-{
-	EMIT_IMM(e, (unsigned long)addr, 8, 0x48, 0xa1);
-}
 
 /*
  * fp_func(x): a classic frame; calls the stub in data->stub_target and
@@ -457,30 +220,7 @@ static unsigned long stub_addr(const struct jit *j, unsigned int k)
 static void jit_publish(struct __test_metadata *_metadata, struct jit *j,
 			struct jit_fn *fn)
 {
-	struct sframe_jit_header *h = j->reg;
-	struct sframe_jit_fde *fde;
-	unsigned int i;
-
-	ASSERT_GE(h->fre_capacity - j->nr_fres, fn->nr_rows);
-	ASSERT_GT(h->fde_capacity, j->nr_fdes);
-	for (i = 0; i < fn->nr_rows; i++) {
-		struct sframe_jit_fre *row = jit_fre(h, j->nr_fres + i);
-
-		memset(row, 0, h->fre_stride);
-		memcpy(row, &fn->rows[i], sizeof(*row));
-	}
-	fde = jit_fde(h, j->nr_fdes);
-	memset(fde, 0, h->fde_stride);
-	fde->func_start = fn->start;
-	fde->func_size = fn->size;
-	fde->fre_start = j->nr_fres;
-	fde->fre_count = fn->nr_rows;
-	fde->type = fn->type;
-	fde->rep_size = fn->rep_size;
-	fn->fde = j->nr_fdes;
-	__atomic_store_n(&h->fde_count, j->nr_fdes + 1, __ATOMIC_RELEASE);
-	j->nr_fdes++;
-	j->nr_fres += fn->nr_rows;
+	ASSERT_EQ(0, jit_registry_append(&j->reg, fn));
 }
 
 /*
@@ -520,11 +260,8 @@ static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
 
 	if (!publish)
 		return;
-	ASSERT_EQ(0, jit_register((unsigned long)j->code,
-				  (unsigned long)j->code + j->code_size,
-				  NR_FNS, 4 * MAX_ROWS, &j->reg));
-	ASSERT_EQ((__u32)SFRAME_JIT_MAGIC, j->reg->magic);
-	ASSERT_EQ(SFRAME_JIT_VERSION, j->reg->version);
+	registry_new(_metadata, &j->reg, (unsigned long)j->code,
+		     (unsigned long)j->code + j->code_size, NR_FNS, 4 * MAX_ROWS);
 	/* Before any of it runs; in address order, as the registry wants. */
 	for (i = 0; i < NR_FNS; i++)
 		jit_publish(_metadata, j, &j->fn[i]);
@@ -532,8 +269,7 @@ static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
 
 static void jit_teardown(struct jit *j)
 {
-	if (j->reg)
-		munmap(j->reg, j->reg->map_size);
+	jit_registry_unmap(&j->reg);
 	if (j->map)
 		munmap(j->map, 2 * page_size());
 }
@@ -664,99 +400,19 @@ static void jit_dump(struct __test_metadata *_metadata, const struct jit *j)
 	       path, j->code, j->code);
 }
 
-/* The flags word of perf_event_attr, which follows read_format. */
-static __u64 *attr_flags(struct perf_event_attr *attr)
-{
-	return (__u64 *)((char *)attr +
-			 offsetof(struct perf_event_attr, read_format) +
-			 sizeof(attr->read_format));
-}
-
-static_assert(offsetof(struct perf_event_attr, read_format) + 16 ==
-	       offsetof(struct perf_event_attr, wakeup_events),
-	       "one 64-bit flags word between read_format and wakeup_events");
-
-/*
- * Ask for the SFrame user unwinder.  The Makefile defines
- * HAVE_CALLCHAIN_SFRAME when the kernel headers name the bit; before
- * they do, set it by its position, right after sigtrap.
- */
-static void attr_set_sframe(struct perf_event_attr *attr)
-{
-#ifdef HAVE_CALLCHAIN_SFRAME
-	attr->callchain_sframe = 1;
-#else
-	*attr_flags(attr) |= 1ULL << 38;
-#endif
-}
-
-static int perf_open(struct perf_event_attr *attr)
-{
-	int fd = syscall(__NR_perf_event_open, attr, 0, -1, -1,
-			 PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : fd;
-}
-
 /* A task-clock sampler of this thread, user IPs and user callchains. */
 static void sample_attr(struct perf_event_attr *attr, bool sframe)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->size = sizeof(*attr);
-	attr->config = PERF_COUNT_SW_TASK_CLOCK;
-	attr->sample_period = SAMPLE_PERIOD_NS;
-	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
-	attr->disabled = 1;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
-	attr->exclude_callchain_kernel = 1;
-	attr->sample_max_stack = MAX_STACK;
-	if (sframe)
-		attr_set_sframe(attr);
+	sampler_attr(attr, SAMPLE_PERIOD_NS, sframe);
 }
-
-/*
- * Whether sampling tests cannot run here; they skip.  Only the sysctl
- * is asked: without it 463 may be another system call, and a kernel
- * without the series must not see perf_event_attr bit 38 either.
- */
-static bool sampling_skip(struct __test_metadata *_metadata)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	if (access(MAX_REGS_SYSCTL, F_OK))
-		SKIP(return true, "no %s: not a kernel with sframe_register(2)",
-		     MAX_REGS_SYSCTL);
-	sample_attr(&attr, false);
-	fd = perf_open(&attr);
-	if (fd == -EACCES || fd == -EPERM)
-		SKIP(return true, "perf_event_open: %s (perf_event_paranoid?)",
-		     strerror(-fd));
-	EXPECT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(-fd));
-	if (fd < 0)
-		return true;
-	close(fd);
-	return false;
-}
-
-struct sampler {
-	int fd;
-	struct perf_event_mmap_page *page;
-	size_t map_size;
-	unsigned char *data;
-	__u64 data_size;
-};
 
 /* What a session saw.  Chains are compared for leaf samples only. */
 struct tally {
 	unsigned long calls;
-	unsigned long samples;		/* PERF_RECORD_SAMPLE records */
+	struct ring_counts ring;	/* records, lost, throttles, bad ones */
 	unsigned long leaf;		/* with the IP in the leaf's loop */
 	unsigned long in_jit;		/* with the IP elsewhere in JIT code */
 	unsigned long not_user;		/* chains without PERF_CONTEXT_USER */
-	unsigned long lost, throttled, bad_records;
 	/* Leaf samples by first frame that differs; NR_FRAMES: none. */
 	unsigned long first_bad[NR_FRAMES + 1];
 	/* The first such sample of each kind, for the log. */
@@ -765,39 +421,20 @@ struct tally {
 	unsigned int example_nr[NR_FRAMES + 1];
 };
 
-static void sampler_open(struct __test_metadata *_metadata,
-			 struct sampler *s, bool sframe)
+/* What tally_sample() compares against. */
+struct tally_ctx {
+	struct tally *t;
+	const struct jit *j;
+	const __u64 *want_rest;
+};
+
+static void sampler_setup(struct __test_metadata *_metadata,
+			  struct sampler *s, bool sframe)
 {
 	struct perf_event_attr attr;
-	size_t ps = page_size();
 
-	memset(s, 0, sizeof(*s));
 	sample_attr(&attr, sframe);
-	s->fd = perf_open(&attr);
-	ASSERT_LE(0, s->fd) TH_LOG("perf_event_open: %s", strerror(-s->fd));
-	s->map_size = (1 + RING_PAGES) * ps;
-	s->page = mmap(NULL, s->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       s->fd, 0);
-	ASSERT_NE(MAP_FAILED, s->page);
-	s->data = (unsigned char *)s->page + s->page->data_offset;
-	s->data_size = s->page->data_size;
-	ASSERT_EQ(RING_PAGES * ps, s->data_size);
-}
-
-static void sampler_close(struct sampler *s)
-{
-	munmap(s->page, s->map_size);
-	close(s->fd);
-}
-
-static void ring_copy(const struct sampler *s, __u64 off, void *dst,
-		      size_t n)
-{
-	size_t at = off & (s->data_size - 1);
-	size_t first = n < s->data_size - at ? n : s->data_size - at;
-
-	memcpy(dst, s->data + at, first);
-	memcpy((char *)dst + first, s->data, n - first);
+	sampler_start(_metadata, s, &attr, RING_PAGES);
 }
 
 static bool in_leaf_loop(const struct jit *j, __u64 ip)
@@ -808,103 +445,50 @@ static bool in_leaf_loop(const struct jit *j, __u64 ip)
 	       ip < leaf->start + leaf->spin_end;
 }
 
-/* The first entry of @chain that is not @want's, NR_FRAMES if none. */
-static unsigned int first_bad_frame(const __u64 *chain, __u64 nr,
-				    const __u64 *want)
+static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 {
-	unsigned int i;
-
-	for (i = 0; i < NR_FRAMES; i++)
-		if (i >= nr || chain[i] >= (__u64)PERF_CONTEXT_MAX ||
-		    chain[i] != want[i])
-			return i;
-	return NR_FRAMES;
-}
-
-static void tally_sample(struct tally *t, const struct jit *j,
-			 const __u64 *want_rest, const __u64 *rec,
-			 size_t words)
-{
+	struct tally_ctx *ctx = arg;
+	struct tally *t = ctx->t;
+	const struct jit *j = ctx->j;
 	__u64 want[NR_FRAMES];
 	const __u64 *chain;
 	__u64 ip, nr;
 	unsigned int bad;
+	int ret;
 
-	t->samples++;
 	/* ip, nr, then nr entries: PERF_CONTEXT_USER and the user chain. */
-	if (words < 2 || rec[1] > words - 2) {
-		t->bad_records++;
-		return;
-	}
-	ip = rec[0];
-	nr = rec[1];
-	chain = rec + 2;
-	if (!nr || chain[0] != (__u64)PERF_CONTEXT_USER) {
+	ret = sample_user_chain(rec, words, &ip, &chain, &nr);
+	if (ret == -EBADMSG)
+		return false;
+	if (ret) {
 		t->not_user++;
-		return;
+		return true;
 	}
-	chain++;
-	nr--;
 	if (!in_leaf_loop(j, ip)) {
 		if (ip >= (unsigned long)j->code &&
 		    ip < (unsigned long)j->code + j->code_size)
 			t->in_jit++;
-		return;
+		return true;
 	}
 	t->leaf++;
-	memcpy(want, want_rest, sizeof(want));
+	memcpy(want, ctx->want_rest, sizeof(want));
 	want[0] = ip;
-	bad = first_bad_frame(chain, nr, want);
+	bad = chain_first_bad(chain, nr, want, NR_FRAMES);
 	if (!t->first_bad[bad]++) {
 		t->example_nr[bad] = nr < NR_FRAMES ? nr : NR_FRAMES;
 		memcpy(t->example[bad], chain, t->example_nr[bad] * 8);
 		memcpy(t->example_want[bad], want, sizeof(want));
 	}
+	return true;
 }
 
 /* Read every record the kernel published; the ring protocol of perf. */
-static void sampler_drain(struct sampler *s, const struct jit *j,
+static void session_drain(struct sampler *s, const struct jit *j,
 			  const __u64 *want_rest, struct tally *t)
 {
-	__u64 head = __atomic_load_n(&s->page->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = s->page->data_tail;
-	__u64 rec[128];
+	struct tally_ctx ctx = { .t = t, .j = j, .want_rest = want_rest };
 
-	while (tail < head) {
-		struct perf_event_header h;
-
-		ring_copy(s, tail, &h, sizeof(h));
-		if (h.size < sizeof(h) || h.size > sizeof(rec) ||
-		    h.size > head - tail) {
-			t->bad_records++;
-			tail = head;
-			break;
-		}
-		ring_copy(s, tail + sizeof(h), rec, h.size - sizeof(h));
-		switch (h.type) {
-		case PERF_RECORD_SAMPLE:
-			tally_sample(t, j, want_rest, rec,
-				     (h.size - sizeof(h)) / 8);
-			break;
-		case PERF_RECORD_LOST:
-			t->lost += rec[1];
-			break;
-		case PERF_RECORD_THROTTLE:
-			t->throttled++;
-			break;
-		}
-		tail += h.size;
-	}
-	__atomic_store_n(&s->page->data_tail, tail, __ATOMIC_RELEASE);
-}
-
-static double elapsed(clockid_t clock, const struct timespec *since)
-{
-	struct timespec now;
-
-	clock_gettime(clock, &now);
-	return now.tv_sec - since->tv_sec +
-	       (now.tv_nsec - since->tv_nsec) / 1e9;
+	sampler_drain(s, tally_sample, &ctx, &t->ring);
 }
 
 /*
@@ -921,9 +505,9 @@ static void sample_session(struct __test_metadata *_metadata,
 	struct sampler s;
 
 	memset(t, 0, sizeof(*t));
-	sampler_open(_metadata, &s, sframe);
+	sampler_setup(_metadata, &s, sframe);
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	ASSERT_EQ(0, ioctl(s.fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, sampler_enable(&s, true));
 	while (t->leaf < MIN_LEAF_SAMPLES &&
 	       elapsed(CLOCK_MONOTONIC, &start) < SESSION_SECONDS) {
 		unsigned int k = t->calls++ % NR_STUBS;
@@ -937,15 +521,12 @@ static void sample_session(struct __test_metadata *_metadata,
 		took = elapsed(CLOCK_THREAD_CPUTIME_ID, &run_start);
 		check_stored(_metadata, j, k);
 		expected_chain(j, want);
-		sampler_drain(&s, j, want, t);
+		session_drain(&s, j, want, t);
 		/* Some 20 to 80 samples a run: many runs, no ring overflow. */
-		if (took < 0.002 && j->data->spin < (1UL << 40))
-			j->data->spin *= 2;
-		else if (took > 0.008 && j->data->spin > 1)
-			j->data->spin /= 2;
+		spin_tune(&j->data->spin, took);
 	}
-	ASSERT_EQ(0, ioctl(s.fd, PERF_EVENT_IOC_DISABLE, 0));
-	sampler_drain(&s, j, want, t);
+	ASSERT_EQ(0, sampler_enable(&s, false));
+	session_drain(&s, j, want, t);
 	sampler_close(&s);
 }
 
@@ -955,9 +536,10 @@ static void tally_log(struct __test_metadata *_metadata,
 	unsigned int i, f;
 
 	TH_LOG("%lu runs, %lu samples: %lu in the leaf loop, %lu elsewhere in JIT code",
-	       t->calls, t->samples, t->leaf, t->in_jit);
+	       t->calls, t->ring.samples, t->leaf, t->in_jit);
 	TH_LOG("%lu without a user context, %lu bad records, %lu lost, %lu throttles",
-	       t->not_user, t->bad_records, t->lost, t->throttled);
+	       t->not_user, t->ring.bad_records, t->ring.lost,
+	       t->ring.throttled);
 	for (i = 0; i <= NR_FRAMES; i++) {
 		if (!t->first_bad[i])
 			continue;
@@ -988,7 +570,7 @@ static void expect_chains(struct __test_metadata *_metadata,
 {
 	tally_log(_metadata, t);
 	EXPECT_EQ(0UL, t->not_user);
-	EXPECT_EQ(0UL, t->bad_records);
+	EXPECT_EQ(0UL, t->ring.bad_records);
 	ASSERT_LE(MIN_LEAF_SAMPLES, t->leaf)
 		TH_LOG("too few samples in the leaf's loop");
 	EXPECT_EQ(t->leaf, t->first_bad[bad]);
@@ -996,18 +578,7 @@ static void expect_chains(struct __test_metadata *_metadata,
 
 static struct sframe_jit_stats stats_read(const struct sframe_jit_header *h)
 {
-	struct sframe_jit_stats s = {
-		.lookups = __atomic_load_n(&h->stats.lookups, __ATOMIC_RELAXED),
-		.hits = __atomic_load_n(&h->stats.hits, __ATOMIC_RELAXED),
-		.tombstone_hits = __atomic_load_n(&h->stats.tombstone_hits,
-						  __ATOMIC_RELAXED),
-		.seq_retries = __atomic_load_n(&h->stats.seq_retries,
-					       __ATOMIC_RELAXED),
-		.malformed = __atomic_load_n(&h->stats.malformed,
-					     __ATOMIC_RELAXED),
-	};
-
-	return s;
+	return jit_registry_stats(h);
 }
 
 static struct sframe_jit_stats stats_since(const struct sframe_jit_header *h,
@@ -1036,26 +607,18 @@ static void stats_log(struct __test_metadata *_metadata, const char *what,
 
 static void set_tombstone(struct jit *j, enum jit_fn_id id, bool on)
 {
-	struct sframe_jit_fde *fde = jit_fde(j->reg, j->fn[id].fde);
-	__u16 flags = on ? SFRAME_JIT_FDE_TOMBSTONE : 0;
-
-	__atomic_store_n(&fde->flags, flags, __ATOMIC_RELEASE);
+	jit_registry_tombstone(&j->reg, j->fn[id].fde, on);
 }
 
 /* A rewrite in place, as the uapi header says: seq odd, write, even. */
 static void seq_begin(struct jit *j)
 {
-	__u32 s = __atomic_load_n(&j->reg->seq, __ATOMIC_RELAXED);
-
-	__atomic_store_n(&j->reg->seq, s + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	jit_registry_seq_begin(&j->reg);
 }
 
 static void seq_end(struct jit *j)
 {
-	__u32 s = __atomic_load_n(&j->reg->seq, __ATOMIC_RELAXED);
-
-	__atomic_store_n(&j->reg->seq, s + 1, __ATOMIC_RELEASE);
+	jit_registry_seq_end(&j->reg);
 }
 
 /*
@@ -1285,7 +848,7 @@ TEST_F_TIMEOUT(sample, without_the_attr_bit_the_frame_pointer_walker_gets_no_cha
 	 * a number there: frame 1 is already wrong.
 	 */
 	EXPECT_EQ(0UL, t.first_bad[NR_FRAMES]);
-	EXPECT_EQ(0, memcmp(&none, &self->jit.reg->stats, sizeof(none)))
+	EXPECT_EQ(0, memcmp(&none, &self->jit.reg.hdr->stats, sizeof(none)))
 		TH_LOG("the registry was read without the bit");
 }
 
@@ -1369,7 +932,7 @@ TEST_F_TIMEOUT(tombstone, a_tombstoned_function_falls_back_to_its_frame_pointer,
 TEST_F_TIMEOUT(sample, registry_stats_count_lookups_hits_tombstones_and_seq_retries,
 	       120)
 {
-	struct sframe_jit_header *h = self->jit.reg;
+	struct sframe_jit_header *h = self->jit.reg.hdr;
 	struct sframe_jit_stats then, d;
 	struct tally t;
 

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers of the sampling selftests that need the harness: when to skip,
+ * and a registry for a code range, asserted.
+ */
+#ifndef SAMPLE_HARNESS_H
+#define SAMPLE_HARNESS_H
+
+#include "sframe_test.h"
+#include "sample_lib.h"
+
+/*
+ * Whether sampling tests cannot run here; they skip.  Only the sysctl
+ * is asked: without it 463 may be another system call, and a kernel
+ * without the series must not see perf_event_attr bit 38 either.
+ */
+static inline bool sampling_skip(struct __test_metadata *_metadata)
+{
+	int ret;
+
+	if (access(MAX_REGS_SYSCTL, F_OK))
+		SKIP(return true, "no %s: not a kernel with sframe_register(2)",
+		     MAX_REGS_SYSCTL);
+	ret = sampler_probe();
+	if (ret == -EACCES || ret == -EPERM)
+		SKIP(return true, "perf_event_open: %s (perf_event_paranoid?)",
+		     strerror(-ret));
+	EXPECT_EQ(0, ret) TH_LOG("perf_event_open: %s", strerror(-ret));
+	return ret != 0;
+}
+
+/* Register a JIT registry for [start, end) and take it, empty. */
+static inline void registry_new(struct __test_metadata *_metadata,
+				struct jit_registry *r, unsigned long start,
+				unsigned long end, __u32 nfde, __u32 nfre)
+{
+	struct sframe_jit_header *hdr = NULL;
+
+	ASSERT_EQ(0, jit_register(start, end, nfde, nfre, &hdr));
+	ASSERT_EQ((__u32)SFRAME_JIT_MAGIC, hdr->magic);
+	ASSERT_EQ(SFRAME_JIT_VERSION, hdr->version);
+	ASSERT_EQ(0, jit_registry_attach(r, hdr));
+}
+
+/* Open a sampler of this thread, with a ring of @pages data pages. */
+static inline void sampler_start(struct __test_metadata *_metadata,
+				 struct sampler *s,
+				 struct perf_event_attr *attr,
+				 unsigned int pages)
+{
+	int ret = sampler_open(s, attr, pages);
+
+	ASSERT_EQ(0, ret) TH_LOG("perf_event_open or its ring: %s",
+				 strerror(-ret));
+}
+
+#endif /* SAMPLE_HARNESS_H */
