@@ -181,6 +181,17 @@ static void sframe_jit_put(struct sframe_jit_reg *reg)
 		schedule_work(&reg->free_work);
 }
 
+/*
+ * The same from a system call that may sleep: a registration that
+ * failed is gone, and uncharged, by the time the caller sees the error.
+ */
+static void sframe_jit_put_sync(struct sframe_jit_reg *reg)
+{
+	might_sleep();
+	if (refcount_dec_and_test(&reg->ref))
+		sframe_jit_free_work(&reg->free_work);
+}
+
 static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 {
 	struct sframe_jit_header *h = reg->base;
@@ -574,7 +585,7 @@ put_file:
 free_region:
 	kfree(r);
 put_reg:
-	sframe_jit_put(reg);
+	sframe_jit_put_sync(reg);
 	return ret;
 }
 
@@ -807,7 +818,7 @@ static int sframe_fork_jit(struct mm_struct *mm, struct sframe_mm *smm,
 free_region:
 	kfree(nr);
 put_reg:
-	sframe_jit_put(reg);
+	sframe_jit_put_sync(reg);
 	return err;
 }
 
