@@ -24,7 +24,8 @@ export BUILD TREE KOUT KERNEL KMAKE
 # so that it may hold any quoting.
 export CMD
 
-.PHONY: all deps tree refresh kernel kernel-debug kernel-w1 headers vm selftests \
+.PHONY: all deps tree refresh kernel kernel-locked kernel-debug \
+	kernel-debug-locked kernel-w1 headers vm selftests \
 	check check-runner demo clean help
 
 all: kernel
@@ -38,7 +39,15 @@ tree: deps
 refresh: deps
 	@mk/refresh.sh
 
-kernel: tree
+# Two kernel builds at once would only slow each other on two cores and
+# could see build/linux change under them: each build holds a lock.
+KLOCK = mkdir -p $(BUILD) && flock $(BUILD)/.kernel.lock
+
+kernel: deps
+	+@$(KLOCK) $(MAKE) -s kernel-locked
+
+kernel-locked:
+	@mk/tree.sh
 	@mk/kconfig.sh $(KOUT) $(KCONFIG_FRAGMENTS)
 	+@$(KMAKE) -j$(JOBS) bzImage
 	+@$(MAKE) -s kernel-w1
@@ -46,7 +55,11 @@ kernel: tree
 
 # The same kernel with lockdep, KASAN, UBSAN and kmemleak; run it with
 # KERNEL=$(KOUT_DEBUG)/arch/x86/boot/bzImage mk/vm.sh '...'.
-kernel-debug: tree
+kernel-debug: deps
+	+@$(KLOCK) $(MAKE) -s kernel-debug-locked
+
+kernel-debug-locked:
+	@mk/tree.sh
 	@mk/kconfig.sh $(KOUT_DEBUG) $(KCONFIG_FRAGMENTS) mk/debug.config
 	+@$(MAKE) $(KBUILD_ARGS) O=$(KOUT_DEBUG) -j$(JOBS) bzImage
 	@echo "kernel-debug: $(KOUT_DEBUG)/arch/x86/boot/bzImage"
@@ -56,7 +69,7 @@ kernel-w1:
 	@mk/w1.sh
 
 headers: kernel
-	+@$(KMAKE) headers
+	+@$(KLOCK) $(KMAKE) headers
 
 vm: kernel
 	@if [ -z "$$CMD" ]; then echo "usage: make vm CMD='command'"; exit 2; fi
