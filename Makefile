@@ -26,7 +26,8 @@ export CMD
 
 .PHONY: all deps tree refresh kernel kernel-locked kernel-debug \
 	kernel-debug-locked kernel-w1 headers vm selftests \
-	check check-runner demo clean help
+	check check-runner demo clean help perf fuzz bench series series-check \
+	check-debug
 
 all: kernel
 
@@ -86,6 +87,30 @@ check: kernel headers
 
 demo: headers
 	@mk/demo.sh
+
+# perf from the patched tree (--call-graph=sframe), built with
+# -Wa,--gsframe: build/perf/perf.
+perf: tree
+	@mk/perf.sh
+
+# Each libFuzzer target of tools/testing/sframe for FUZZ_TIME seconds.
+fuzz: deps
+	@mk/fuzz.sh
+
+# Benchmarks: every mk/bench/NN-NAME in order; ratios side by side.
+bench: headers
+	@mk/bench.sh
+
+# The series as maintainers receive it, and its per-patch checks.
+series: tree
+	@mk/series.sh
+
+series-check: series
+	@mk/series-check.sh
+
+# Every kselftest and the stress run on the debug kernel.
+check-debug: deps
+	@mk/check-debug.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -4,20 +4,27 @@
 # that ends without that line, or fails with no failed case, counts as
 # one failure.  Exit status is non-zero on any failure or when no test
 # ran.  Each layer's output is kept in build/logs/layer-NAME.log.
+#
+#   mk/check.sh [NAME...]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 mkdir -p "$build/logs"
-lib_out=$build/sframe_jit
 
-layers=(runner harness kunit selftests libsframe_jit libsframe_jit_vm)
-declare -A run=(
-	[runner]="$top/mk/tests/runner-test.sh"
-	[harness]="make -s -C $top/tools/testing/sframe run"
-	[kunit]="$top/mk/kunit.sh"
-	[selftests]="$top/mk/selftests.sh"
-	[libsframe_jit]="make -s -C $top/tools/lib/sframe_jit OUTPUT=$lib_out/ check"
-	[libsframe_jit_vm]="$top/mk/vm.sh $lib_out/test-bin/sframe_jit_kernel_test"
-)
+# Each layer is an executable mk/layers/NN-NAME, run in NN order; a new
+# layer is a new file there.  Arguments pick layers by NAME.
+declare -A run=()
+layers=()
+for f in "$top"/mk/layers/[0-9]*; do
+	[ -x "$f" ] || continue
+	name=${f##*/}
+	name=${name#*-}
+	layers+=("$name")
+	run[$name]=$f
+done
+
+for layer in "$@"; do
+	[ -n "${run[$layer]:-}" ] || die "no layer '$layer' (have: ${layers[*]})"
+done
 
 total_pass=0
 total_fail=0
