@@ -1,0 +1,691 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Lookup cost of the kernel's SFrame decoder as the number of functions
+ * grows.  kernel/unwind/sframe.c is built unchanged against the shims of
+ * tools/testing/sframe, with -O2 and no sanitizer.  For each function
+ * count, one synthetic set of x86-64 functions of the shapes gcc emits
+ * (frameless leaves, frame-pointer functions, functions that save
+ * callee-saved registers and allocate stack, some with a second
+ * epilogue) is laid out twice, as the kernel would read it:
+ *
+ *  - a JIT registry (header page, descriptors, rows at 64 bytes) looked
+ *    up with sframe_jit_find();
+ *  - an ELF .sframe section, SFrame version 2 with PC-relative function
+ *    starts as ld writes it, looked up with sframe_sec_find().
+ *
+ * Each is looked up at random PCs (any function, any offset) and at
+ * sequential PCs (one PC in each function, in address order, from a
+ * random first one).  Before timing, sampled lookups in both tables must
+ * give the row the generator meant; every timed lookup must hit.
+ *
+ *	lookup_bench [-r RUNS] [-l LOOKUPS] [-s SEED] [-c] N...
+ *
+ * Runs go round all tables in turn, RUNS times, so that every cell of
+ * the table is measured side by side with the others; a cell is the
+ * median of its RUNS timings, in nanoseconds per lookup.  With -c, each
+ * table and order is looked up LOOKUPS times once, between callgrind
+ * client requests that zero the counters and dump them, for a run under
+ * valgrind --tool=callgrind that counts instructions per lookup (see
+ * mk/bench/10-lookup).  Exit status 1 if a lookup went wrong.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sframe.h"
+#include <uapi/linux/sframe.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#else
+#define HAVE_CALLGRIND 0
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(s)
+#endif
+
+#define TEXT_START	0x7f0000000000UL
+#define MAX_ROWS	20
+#define MAX_SIZES	32
+#define NR_SAMPLES	4096
+
+enum kind { JIT, ELF, NR_KINDS };
+enum order { RANDOM, SEQUENTIAL, NR_ORDERS };
+
+static const char *const kind_names[NR_KINDS] = { "jit", "elf" };
+static const char *const order_names[NR_ORDERS] = { "rand", "seq" };
+
+/* One function of the synthetic set, and its rows in the JIT format. */
+struct func {
+	unsigned long start;
+	u32 size;
+	u32 first_row;
+	u32 nr_rows;
+};
+
+/* Everything built for one function count. */
+struct table {
+	u32 nr_funcs;
+	u32 nr_rows;
+	struct func *funcs;
+	struct sframe_jit_fre *rows;
+	unsigned long text_end;
+	void *jit;
+	size_t jit_size;
+	struct sframe_jit_view view;
+	u8 *elf;
+	size_t elf_size;
+	struct sframe_sec sec;
+	unsigned long *pcs[NR_ORDERS];
+	u32 *pc_funcs[NR_ORDERS];
+};
+
+static u64 rng_state;
+
+/* splitmix64: a fixed sequence for a given seed, on every machine. */
+static u64 rng(void)
+{
+	u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static u32 rng_below(u32 n)
+{
+	return (u32)(rng() % n);
+}
+
+static void *xmalloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (!p) {
+		fprintf(stderr, "lookup_bench: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (!p) {
+		fprintf(stderr, "lookup_bench: out of memory\n");
+		exit(2);
+	}
+	return p;
+}
+
+static void add_row(struct sframe_jit_fre *r, u32 *n, u32 start, u8 base,
+		    s32 cfa_off, bool fp_saved)
+{
+	r[*n] = (struct sframe_jit_fre){
+		.start_off = start,
+		.cfa_off = cfa_off,
+		.ra_off = -8,
+		.fp_off = fp_saved ? -16 : 0,
+		.cfa_base = base,
+		.flags = fp_saved ? SFRAME_JIT_FRE_FP_SAVED : 0,
+	};
+	(*n)++;
+}
+
+/* A leaf that never moves the stack pointer: one row. */
+static u32 shape_leaf(struct sframe_jit_fre *r, u32 *size)
+{
+	u32 n = 0;
+
+	*size = 8 + rng_below(112);
+	add_row(r, &n, 0, SFRAME_JIT_CFA_SP, 8, false);
+	return n;
+}
+
+/* push %rbp; mov %rsp,%rbp; ...; leave; ret */
+static u32 shape_fp(struct sframe_jit_fre *r, u32 *size)
+{
+	u32 n = 0;
+
+	*size = 48 + rng_below(560);
+	add_row(r, &n, 0, SFRAME_JIT_CFA_SP, 8, false);
+	add_row(r, &n, 1, SFRAME_JIT_CFA_SP, 16, true);
+	add_row(r, &n, 4, SFRAME_JIT_CFA_FP, 16, true);
+	add_row(r, &n, *size - 1, SFRAME_JIT_CFA_SP, 8, false);
+	return n;
+}
+
+/* The rows of one epilogue at @at: add $S,%rsp, then the pops. */
+static u32 epilogue(struct sframe_jit_fre *r, u32 n, u32 at, u32 saves)
+{
+	u32 j;
+
+	add_row(r, &n, at, SFRAME_JIT_CFA_SP, 8 + 8 * saves, false);
+	for (j = 0; j < saves; j++)
+		add_row(r, &n, at + 2 + 2 * j, SFRAME_JIT_CFA_SP,
+			8 + 8 * (saves - j - 1), false);
+	return n;
+}
+
+/*
+ * Pushes of 1 to 5 callee-saved registers, sub $S,%rsp, the body, one
+ * epilogue, and in half of them a second epilogue at the end, after
+ * which the body's frame applies again.
+ */
+static u32 shape_saves(struct sframe_jit_fre *r, u32 *size)
+{
+	u32 saves = 1 + rng_below(5), stack = 8 * (1 + rng_below(64));
+	u32 cfa = 8 + 8 * saves + stack, n = 0, j, body, ep;
+	bool two = rng_below(2);
+
+	*size = 96 + rng_below(1500);
+	add_row(r, &n, 0, SFRAME_JIT_CFA_SP, 8, false);
+	for (j = 0; j < saves; j++)
+		add_row(r, &n, 2 + 2 * j, SFRAME_JIT_CFA_SP, 16 + 8 * j, false);
+	body = 2 + 2 * saves + 4;
+	add_row(r, &n, body, SFRAME_JIT_CFA_SP, cfa, false);
+	ep = two ? body + (*size - body) / 2 : *size - 4 - 2 * saves;
+	n = epilogue(r, n, ep, saves);
+	if (two) {
+		/* After the first ret, the body's frame again. */
+		add_row(r, &n, ep + 3 + 2 * saves, SFRAME_JIT_CFA_SP, cfa,
+			false);
+		n = epilogue(r, n, *size - 4 - 2 * saves, saves);
+	}
+	return n;
+}
+
+static u32 make_func(struct sframe_jit_fre *r, u32 *size)
+{
+	u32 pick = rng_below(100);
+
+	if (pick < 35)
+		return shape_leaf(r, size);
+	if (pick < 70)
+		return shape_fp(r, size);
+	return shape_saves(r, size);
+}
+
+static void gen_funcs(struct table *t, u32 nr)
+{
+	unsigned long pc = TEXT_START;
+	u32 i, cap = nr * 5;
+
+	t->nr_funcs = nr;
+	t->nr_rows = 0;
+	t->funcs = xmalloc(sizeof(*t->funcs) * nr);
+	t->rows = xmalloc(sizeof(*t->rows) * cap);
+	for (i = 0; i < nr; i++) {
+		struct func *f = &t->funcs[i];
+
+		if (cap - t->nr_rows < MAX_ROWS) {
+			cap *= 2;
+			t->rows = xrealloc(t->rows, sizeof(*t->rows) * cap);
+		}
+		f->start = pc;
+		f->first_row = t->nr_rows;
+		f->nr_rows = make_func(t->rows + t->nr_rows, &f->size);
+		t->nr_rows += f->nr_rows;
+		/* Functions start 16-byte aligned, with padding between. */
+		pc = (pc + f->size + 15) & ~15UL;
+	}
+	t->text_end = pc;
+}
+
+static size_t align_up(size_t v, size_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* The registry as the kernel lays it out (sframe.rst, "Layout"). */
+static void build_jit(struct table *t)
+{
+	size_t page = sysconf(_SC_PAGESIZE), fde_off = page, fre_off;
+	struct sframe_jit_header *h;
+	struct sframe_jit_fde *fdes;
+	u32 i;
+
+	fre_off = align_up(fde_off + sizeof(*fdes) * t->nr_funcs, 64);
+	t->jit_size = align_up(fre_off + sizeof(*t->rows) * t->nr_rows, page);
+	t->jit = mmap(NULL, t->jit_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->jit == MAP_FAILED) {
+		perror("lookup_bench: mmap");
+		exit(2);
+	}
+	h = t->jit;
+	fdes = (void *)((u8 *)t->jit + fde_off);
+	for (i = 0; i < t->nr_funcs; i++)
+		fdes[i] = (struct sframe_jit_fde){
+			.func_start = t->funcs[i].start,
+			.func_size = t->funcs[i].size,
+			.fre_start = t->funcs[i].first_row,
+			.fre_count = t->funcs[i].nr_rows,
+		};
+	memcpy((u8 *)t->jit + fre_off, t->rows, sizeof(*t->rows) * t->nr_rows);
+	h->magic = SFRAME_JIT_MAGIC;
+	h->version = SFRAME_JIT_VERSION;
+	h->fde_count = t->nr_funcs;
+	t->view = (struct sframe_jit_view){
+		.base = t->jit,
+		.fde_off = fde_off,
+		.fde_cap = t->nr_funcs,
+		.fre_off = fre_off,
+		.fre_cap = t->nr_rows,
+		.text_start = TEXT_START,
+		.text_end = t->text_end,
+	};
+}
+
+static void put_le(u8 *p, u64 v, unsigned int size)
+{
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		p[i] = v >> (8 * i);
+}
+
+/* Width code of a signed value: 0, 1, 2 for 1, 2, 4 bytes. */
+static unsigned int width_code(s32 v)
+{
+	if (v >= -128 && v <= 127)
+		return 0;
+	if (v >= -32768 && v <= 32767)
+		return 1;
+	return 2;
+}
+
+/* Encode one row as gas does on AMD64 (RA fixed in the header). */
+static u8 *put_fre(u8 *p, const struct sframe_jit_fre *r, unsigned int addr)
+{
+	unsigned int n = r->flags & SFRAME_JIT_FRE_FP_SAVED ? 2 : 1;
+	unsigned int w = width_code(r->cfa_off), size;
+
+	if (n == 2 && width_code(r->fp_off) > w)
+		w = width_code(r->fp_off);
+	size = 1U << w;
+	put_le(p, r->start_off, addr);
+	p += addr;
+	*p++ = (r->cfa_base == SFRAME_JIT_CFA_SP) | n << 1 | w << 5;
+	put_le(p, r->cfa_off, size);
+	p += size;
+	if (n == 2) {
+		put_le(p, r->fp_off, size);
+		p += size;
+	}
+	return p;
+}
+
+/* Row start offsets: 1, 2 or 4 bytes, as the function's size needs. */
+static unsigned int fre_type(u32 size)
+{
+	if (size <= 0x100)
+		return 0;
+	if (size <= 0x10000)
+		return 1;
+	return 2;
+}
+
+/*
+ * SFrame version 2, sorted, PC-relative function starts, fixed RA offset
+ * -8, loaded right after the text, as ld lays out .sframe.
+ */
+static void build_elf(struct table *t)
+{
+	u32 fde_bytes = t->nr_funcs * SFRAME_V2_FDE_SIZE, i, r;
+	/* At most 1 + 1 + 2 * 4 bytes per row. */
+	size_t max = SFRAME_HDR_SIZE + fde_bytes + (size_t)t->nr_rows * 10;
+	unsigned long base = align_up(t->text_end, 4096);
+	u8 *buf = xmalloc(max), *fre, *p;
+
+	memset(buf, 0, SFRAME_HDR_SIZE + fde_bytes);
+	fre = buf + SFRAME_HDR_SIZE + fde_bytes;
+	p = fre;
+	for (i = 0; i < t->nr_funcs; i++) {
+		const struct func *f = &t->funcs[i];
+		u32 off = SFRAME_HDR_SIZE + i * SFRAME_V2_FDE_SIZE;
+		unsigned int type = fre_type(f->size);
+		u8 *fde = buf + off;
+
+		put_le(fde, f->start - (base + off), 4);
+		put_le(fde + 4, f->size, 4);
+		put_le(fde + 8, p - fre, 4);
+		put_le(fde + 12, f->nr_rows, 4);
+		fde[16] = type;
+		for (r = 0; r < f->nr_rows; r++)
+			p = put_fre(p, &t->rows[f->first_row + r], 1U << type);
+	}
+	put_le(buf, SFRAME_MAGIC, 2);
+	buf[2] = SFRAME_VERSION_2;
+	buf[3] = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
+	buf[4] = SFRAME_ABI_AMD64_ENDIAN_LITTLE;
+	buf[6] = (u8)-8;
+	put_le(buf + 8, t->nr_funcs, 4);
+	put_le(buf + 12, t->nr_rows, 4);
+	put_le(buf + 16, p - fre, 4);
+	put_le(buf + 24, fde_bytes, 4);
+	t->elf = buf;
+	t->elf_size = p - buf;
+	if (sframe_sec_init(&t->sec, buf, t->elf_size, base) ||
+	    sframe_sec_validate(&t->sec)) {
+		fprintf(stderr, "lookup_bench: the .sframe built for %u functions does not validate\n",
+			t->nr_funcs);
+		exit(1);
+	}
+}
+
+static unsigned long pc_in(const struct func *f)
+{
+	return f->start + rng_below(f->size);
+}
+
+static void gen_pcs(struct table *t, u32 nr)
+{
+	u32 i, fi, next = rng_below(t->nr_funcs);
+	int o;
+
+	for (o = 0; o < NR_ORDERS; o++) {
+		t->pcs[o] = xmalloc(sizeof(*t->pcs[o]) * nr);
+		t->pc_funcs[o] = xmalloc(sizeof(*t->pc_funcs[o]) * nr);
+	}
+	for (i = 0; i < nr; i++) {
+		fi = rng_below(t->nr_funcs);
+		t->pcs[RANDOM][i] = pc_in(&t->funcs[fi]);
+		t->pc_funcs[RANDOM][i] = fi;
+		fi = next;
+		next = next + 1 == t->nr_funcs ? 0 : next + 1;
+		t->pcs[SEQUENTIAL][i] = pc_in(&t->funcs[fi]);
+		t->pc_funcs[SEQUENTIAL][i] = fi;
+	}
+}
+
+static enum sframe_find_result find(const struct table *t, enum kind k,
+				    unsigned long pc, struct sframe_row *row)
+{
+	if (k == JIT)
+		return sframe_jit_find(&t->view, pc, row);
+	return sframe_sec_find(&t->sec, pc, row);
+}
+
+/* The row the generator meant at @pc, by a linear scan of its rows. */
+static struct sframe_row expected_row(const struct table *t, u32 fi,
+				      unsigned long pc)
+{
+	const struct func *f = &t->funcs[fi];
+	const struct sframe_jit_fre *r = &t->rows[f->first_row];
+	u32 off = pc - f->start, i = 0;
+
+	while (i + 1 < f->nr_rows && r[i + 1].start_off <= off)
+		i++;
+	r += i;
+	return (struct sframe_row){
+		.cfa_base = r->cfa_base == SFRAME_JIT_CFA_SP ?
+			SFRAME_CFA_BASE_SP : SFRAME_CFA_BASE_FP,
+		.fp_saved = r->flags & SFRAME_JIT_FRE_FP_SAVED,
+		.cfa_off = r->cfa_off,
+		.ra_off = r->ra_off,
+		.fp_off = r->fp_off,
+	};
+}
+
+static bool row_eq(const struct sframe_row *a, const struct sframe_row *b)
+{
+	return a->cfa_base == b->cfa_base && a->ra_undefined == b->ra_undefined &&
+	       a->fp_saved == b->fp_saved && a->signal == b->signal &&
+	       a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
+	       (!a->fp_saved || a->fp_off == b->fp_off);
+}
+
+/* Sampled lookups of both kinds must give the generator's rows. */
+static int check_table(const struct table *t, u32 nr_pcs)
+{
+	struct sframe_row got, want;
+	u32 i, fi, n = nr_pcs < NR_SAMPLES ? nr_pcs : NR_SAMPLES;
+	unsigned long pc;
+	int k, o, bad = 0;
+
+	for (o = 0; o < NR_ORDERS; o++) {
+		for (i = 0; i < n; i++) {
+			pc = t->pcs[o][i];
+			fi = t->pc_funcs[o][i];
+			want = expected_row(t, fi, pc);
+			for (k = 0; k < NR_KINDS; k++) {
+				if (find(t, k, pc, &got) == SFRAME_FIND_HIT &&
+				    row_eq(&got, &want))
+					continue;
+				if (bad++ < 5)
+					fprintf(stderr, "lookup_bench: %s lookup of %#lx (function %u of %u) is wrong\n",
+						kind_names[k], pc, fi,
+						t->nr_funcs);
+			}
+		}
+	}
+	/* Past the last function and before the first: nothing. */
+	for (k = 0; k < NR_KINDS; k++) {
+		if (find(t, k, t->funcs[t->nr_funcs - 1].start +
+			 t->funcs[t->nr_funcs - 1].size, &got) != SFRAME_FIND_NONE ||
+		    find(t, k, TEXT_START - 1, &got) != SFRAME_FIND_NONE) {
+			fprintf(stderr, "lookup_bench: %s lookup outside the functions hit\n",
+				kind_names[k]);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+static volatile long sink;
+
+/* Look every PC of one order up; the number of hits. */
+static u32 run_lookups(const struct table *t, enum kind k, enum order o,
+		       u32 nr)
+{
+	const unsigned long *pcs = t->pcs[o];
+	struct sframe_row row;
+	u32 i, hits = 0;
+	long sum = 0;
+
+	for (i = 0; i < nr; i++) {
+		if (find(t, k, pcs[i], &row) == SFRAME_FIND_HIT) {
+			hits++;
+			sum += row.cfa_off;
+		}
+	}
+	sink = sum;
+	return hits;
+}
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: lookup_bench [-r RUNS] [-l LOOKUPS] [-s SEED] [-c] N...\n");
+	exit(2);
+}
+
+static void print_header(int argc, char **argv, int runs, u32 lookups,
+			 bool cg)
+{
+	int i;
+
+	printf("# command:");
+	for (i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n");
+	if (cg) {
+		printf("# callgrind mode: %u lookups per table and order, between client requests\n",
+		       lookups);
+		return;
+	}
+	printf("# ns per lookup, median of %d runs of %u lookups each; (xR) = ratio to the first row\n",
+	       runs, lookups);
+	printf("# log2 = log2(N) / log2(first N): the binary searches' depth ratio\n");
+	printf("# jit B/fn, elf B/fn: bytes per function of the registry (less its header page) and of .sframe\n");
+}
+
+static void print_row(const struct table *t, const struct table *t0,
+		      double cell[NR_KINDS][NR_ORDERS],
+		      double cell0[NR_KINDS][NR_ORDERS])
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	int k, o;
+
+	printf("%8u %5.2f %8.1f %7.1f %7.1f", t->nr_funcs,
+	       (double)t->nr_rows / t->nr_funcs,
+	       __builtin_log2(t->nr_funcs) / __builtin_log2(t0->nr_funcs),
+	       (double)(t->jit_size - page) / t->nr_funcs,
+	       (double)t->elf_size / t->nr_funcs);
+	for (k = 0; k < NR_KINDS; k++)
+		for (o = 0; o < NR_ORDERS; o++)
+			printf("  %7.1f (x%4.2f)", cell[k][o],
+			       cell[k][o] / cell0[k][o]);
+	printf("\n");
+}
+
+static void print_columns(void)
+{
+	int k, o;
+
+	printf("%8s %5s %8s %7s %7s", "N", "rows", "log2", "jitB/fn",
+	       "elfB/fn");
+	for (k = 0; k < NR_KINDS; k++)
+		for (o = 0; o < NR_ORDERS; o++)
+			printf("  %8s-%-4s %-3s", kind_names[k], order_names[o],
+			       "");
+	printf("\n");
+}
+
+static int timed(struct table *tabs, int nr_tabs, int runs, u32 lookups)
+{
+	double (*samples)[NR_KINDS][NR_ORDERS][MAX_SIZES] =
+		xmalloc(sizeof(*samples) * runs);
+	double cell[MAX_SIZES][NR_KINDS][NR_ORDERS], t0;
+	int r, i, k, o, bad = 0;
+
+	for (r = 0; r < runs; r++)
+		for (i = 0; i < nr_tabs; i++)
+			for (k = 0; k < NR_KINDS; k++)
+				for (o = 0; o < NR_ORDERS; o++) {
+					t0 = now_ns();
+					if (run_lookups(&tabs[i], k, o, lookups) !=
+					    lookups)
+						bad++;
+					samples[r][k][o][i] =
+						(now_ns() - t0) / lookups;
+				}
+	for (i = 0; i < nr_tabs; i++)
+		for (k = 0; k < NR_KINDS; k++)
+			for (o = 0; o < NR_ORDERS; o++) {
+				double v[runs];
+
+				for (r = 0; r < runs; r++)
+					v[r] = samples[r][k][o][i];
+				cell[i][k][o] = median(v, runs);
+			}
+	print_columns();
+	for (i = 0; i < nr_tabs; i++)
+		print_row(&tabs[i], &tabs[0], cell[i], cell[0]);
+	free(samples);
+	if (bad)
+		fprintf(stderr, "lookup_bench: %d timed runs missed\n", bad);
+	return bad;
+}
+
+/* One pass per table and order, each counted apart by callgrind. */
+static int counted(struct table *tabs, int nr_tabs, u32 lookups)
+{
+	char name[64];
+	int i, k, o, bad = 0;
+
+	if (!HAVE_CALLGRIND) {
+		fprintf(stderr, "lookup_bench: built without <valgrind/callgrind.h>\n");
+		return 1;
+	}
+	for (i = 0; i < nr_tabs; i++)
+		for (k = 0; k < NR_KINDS; k++)
+			for (o = 0; o < NR_ORDERS; o++) {
+				snprintf(name, sizeof(name), "lookup %u %s %s %u",
+					 tabs[i].nr_funcs, kind_names[k],
+					 order_names[o], lookups);
+				CALLGRIND_ZERO_STATS;
+				if (run_lookups(&tabs[i], k, o, lookups) !=
+				    lookups)
+					bad++;
+				CALLGRIND_DUMP_STATS_AT(name);
+			}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct table tabs[MAX_SIZES] = {};
+	u32 lookups = 1U << 18;
+	int runs = 11, opt, n = 0, i, bad = 0;
+	u64 seed = 1;
+	bool cg = false;
+	char *end;
+
+	while ((opt = getopt(argc, argv, "r:l:s:c")) != -1) {
+		switch (opt) {
+		case 'r':
+			runs = atoi(optarg);
+			break;
+		case 'l':
+			lookups = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'c':
+			cg = true;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind == argc || argc - optind > MAX_SIZES || runs < 1 ||
+	    !lookups)
+		usage();
+	rng_state = seed;
+	for (i = optind; i < argc; i++, n++) {
+		unsigned long v = strtoul(argv[i], &end, 0);
+
+		if (*end || !v || v > SFRAME_JIT_MAX_FDES)
+			usage();
+		gen_funcs(&tabs[n], v);
+		build_jit(&tabs[n]);
+		build_elf(&tabs[n]);
+		gen_pcs(&tabs[n], lookups);
+		bad += check_table(&tabs[n], lookups);
+	}
+	if (bad) {
+		fprintf(stderr, "lookup_bench: %d wrong lookups\n", bad);
+		return 1;
+	}
+	print_header(argc, argv, runs, lookups, cg);
+	if (cg)
+		return counted(tabs, n, lookups) ? 1 : 0;
+	return timed(tabs, n, runs, lookups) ? 1 : 0;
+}
