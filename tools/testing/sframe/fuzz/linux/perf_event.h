@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Fuzzing shim: a perf callchain being filled, and the store that stops
+ * the walk when it is full, with the kernel's semantics.
+ */
+#ifndef _SFRAME_FUZZ_LINUX_PERF_EVENT_H
+#define _SFRAME_FUZZ_LINUX_PERF_EVENT_H
+
+#include <linux/types.h>
+
+struct perf_callchain_entry {
+	u64 nr;
+	u64 ip[];
+};
+
+struct perf_callchain_entry_ctx {
+	struct perf_callchain_entry *entry;
+	u32 max_stack;
+	u32 nr;
+};
+
+/* 0 if @ip was stored, -1 if the callchain is full. */
+static inline int perf_callchain_store(struct perf_callchain_entry_ctx *ctx,
+				       u64 ip)
+{
+	if (ctx->nr >= ctx->max_stack)
+		return -1;
+	ctx->entry->ip[ctx->entry->nr++] = ip;
+	ctx->nr++;
+	return 0;
+}
+
+#endif /* _SFRAME_FUZZ_LINUX_PERF_EVENT_H */
