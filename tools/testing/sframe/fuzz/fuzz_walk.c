@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target: the whole user stack walk, sframe_callchain_user() of
+ * kernel/unwind/sframe_user.c built unchanged, over synthetic tables, a
+ * synthetic stack and synthetic registers.
+ *
+ * The input describes (see the seeds' generator, gen_corpus.c):
+ *	u8 depth limit; u8 flags (bit 0: the task registered nothing);
+ *	the registers pc, sp, fp, as words (below);
+ *	u8 number of regions (up to 4), each: u8 kind, then an ELF section
+ *	    (u16 text length, s32 section address from the text start,
+ *	    u16 length, bytes) or a JIT registry (u16 text length, u8 seq,
+ *	    u8 functions, each: u16 start, u16 size, u8 rows - 1 | flags,
+ *	    u8 repeat size, and per row u8 start step, u8 flags and s8 CFA,
+ *	    RA and FP offsets in units of 8);
+ *	u16 stack words, then the words.
+ * A word is a tag byte and a value: a small number, an address in the
+ * stack or in a region's text, or a raw 64-bit value; the fuzzer then
+ * finds return addresses and frame pointers without guessing them.
+ * Region r's text starts at TEXT(r); the stack sits below STACK_TOP.
+ *
+ * The shims give the walker an index of these regions (looked up as
+ * sframe_register.c does, through the decoder), a nofault accessor over
+ * the stack image that fails outside it and poisons its destination when
+ * it does, and RCU as a nesting count.  The callchain must be exactly
+ * that of a reference walk written here from the walker's documented
+ * rules (one SFrame step if a table describes the frame and its row can
+ * be followed, else one frame-pointer step; every step moves up the
+ * stack), with the decoder's lookups as oracles and 128-bit address
+ * arithmetic; sframe_row_apply() must agree with that arithmetic.  Every
+ * read must be an aligned word, at most a bounded number of them per
+ * frame, RCU balanced, and nothing returned when nothing is registered.
+ */
+#include <limits.h>
+
+#include <linux/perf_event.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sframe_register.h>
+#include <uapi/linux/sframe.h>
+
+#include "fuzz.h"
+
+#define MAX_REGIONS	4
+#define MAX_DEPTH	64
+#define MAX_WORDS	512
+#define MAX_JIT_FUNCS	8
+#define TEXT(r)		(0x400000UL + (unsigned long)(r) * 0x100000UL)
+#define STACK_TOP	0x7ffd00000000UL
+#define POISON		0x5a5a5a5a5a5a5a5aUL
+
+struct sframe_region {
+	unsigned long start, end;
+	bool jit;
+	struct sframe_sec sec;
+	struct sframe_jit_view view;
+	void *buf;
+};
+
+struct sframe_mm {
+	int unused;
+};
+
+int sframe_fuzz_rcu_depth;
+struct task_struct *sframe_fuzz_current;
+
+static struct {
+	struct task_struct task;
+	struct mm_struct mm;
+	struct sframe_mm smm;
+	struct sframe_region regions[MAX_REGIONS];
+	unsigned int nr_regions;
+	u64 *stack;
+	unsigned long stack_lo;
+	size_t nr_words;
+	unsigned long reads;
+} g;
+
+void sframe_fuzz_rcu_misuse(const char *what)
+{
+	FUZZ_CHECK(0, "%s", what);
+}
+
+void sframe_fuzz_shared_read(void)
+{
+}
+
+/* ---- The kernel side the walker calls ---- */
+
+long copy_from_user_nofault(void *dst, const void __user *src, size_t size)
+{
+	unsigned long a = (unsigned long)src;
+
+	FUZZ_CHECK(size == sizeof(u64) && !(a & 7),
+		   "read of %zu bytes at %#lx", size, a);
+	g.reads++;
+	if (a >= g.stack_lo && a - g.stack_lo < g.nr_words * 8) {
+		memcpy(dst, &g.stack[(a - g.stack_lo) / 8], size);
+		return 0;
+	}
+	memset(dst, 0x5a, size);
+	return -EFAULT;
+}
+
+static struct sframe_region *find_region(unsigned long addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < g.nr_regions; i++)
+		if (addr >= g.regions[i].start && addr < g.regions[i].end)
+			return &g.regions[i];
+	return NULL;
+}
+
+struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
+					   unsigned long addr)
+{
+	struct sframe_mm *smm = rcu_dereference(mm->sframe);
+
+	FUZZ_CHECK(mm == &g.mm && smm == &g.smm, "lookup in a foreign mm");
+	return find_region(addr);
+}
+
+static int region_find(struct sframe_region *r, unsigned long pc,
+		       struct sframe_row *row)
+{
+	if (r->jit)
+		return sframe_jit_find(&r->view, pc, row);
+	return sframe_sec_find(&r->sec, pc, row);
+}
+
+int sframe_region_find(struct sframe_region *r, unsigned long pc,
+		       struct sframe_row *row)
+{
+	FUZZ_CHECK(sframe_fuzz_rcu_depth > 0, "region used outside RCU");
+	FUZZ_CHECK(pc >= r->start && pc < r->end,
+		   "pc %#lx looked up in [%#lx, %#lx)", pc, r->start, r->end);
+	return region_find(r, pc, row);
+}
+
+/* ---- The input ---- */
+
+static unsigned long read_word(struct fuzz_in *in)
+{
+	u8 tag = fin_u8(in);
+	u16 v;
+
+	switch (tag & 3) {
+	case 0:
+		return tag >> 2;
+	case 1:
+		v = fin_u16(in);
+		return STACK_TOP - MAX_WORDS * 8 - 64 + v % (MAX_WORDS * 8 + 128);
+	case 2:
+		v = fin_u16(in);
+		return TEXT((tag >> 2) % MAX_REGIONS) + v;
+	default:
+		return fin_u64(in);
+	}
+}
+
+static void add_elf(struct fuzz_in *in, struct sframe_region *r)
+{
+	u32 text_len = 1 + fin_u16(in);
+	s32 rel = fin_u32(in);
+	size_t len = fin_u16(in);
+
+	if (len > in->left)
+		len = in->left;
+	r->buf = malloc(len ? len : 1);
+	if (!r->buf)
+		return;
+	memcpy(r->buf, in->p, len);
+	in->p += len;
+	in->left -= len;
+	r->end = r->start + text_len;
+	/* Registered only if the kernel would accept it. */
+	if (sframe_sec_init(&r->sec, r->buf, len, r->start + rel) ||
+	    sframe_sec_validate(&r->sec))
+		return;
+	g.nr_regions++;
+}
+
+static void add_jit_func(struct fuzz_in *in, struct sframe_region *r, u8 *mem,
+			 u32 i, u32 *rows_used)
+{
+	struct sframe_jit_fde *f = (struct sframe_jit_fde *)(mem + r->view.fde_off) + i;
+	struct sframe_jit_fre *e;
+	u32 k, nr, start = 0;
+	u8 info;
+
+	f->func_start = r->start + fin_u16(in);
+	f->func_size = fin_u16(in);
+	info = fin_u8(in);
+	f->rep_size = fin_u8(in);
+	nr = 1 + (info & 3);
+	f->flags = (info >> 2) & 1 ? SFRAME_JIT_FDE_TOMBSTONE : 0;
+	f->type = (info >> 3) & 1 ? SFRAME_JIT_FDE_PCMASK : SFRAME_JIT_FDE_PCINC;
+	if (info & 0x80)
+		f->flags |= 0x100;	/* unknown: malformed */
+	f->fre_start = *rows_used;
+	f->fre_count = nr;
+	for (k = 0; k < nr; k++) {
+		u8 fl = fin_u8(in);
+
+		e = (struct sframe_jit_fre *)(mem + r->view.fre_off) + *rows_used + k;
+		e->start_off = start;
+		e->cfa_base = fl & 3;		/* 2 and 3 are malformed */
+		e->flags = (fl >> 2) & 7;	/* 4 is malformed */
+		e->cfa_off = (s8)fin_u8(in) * 8;
+		e->ra_off = (s8)fin_u8(in) * 8;
+		e->fp_off = (s8)fin_u8(in) * 8;
+		start += 1 + fin_u8(in);
+	}
+	*rows_used += nr;
+}
+
+static void add_jit(struct fuzz_in *in, struct sframe_region *r)
+{
+	u32 text_len = 1 + fin_u16(in), seq = fin_u8(in), n, i, rows = 0;
+	struct sframe_jit_header *h;
+	size_t size;
+
+	n = fin_u8(in) % (MAX_JIT_FUNCS + 1);
+	r->view.fde_off = sizeof(*h);
+	r->view.fde_cap = MAX_JIT_FUNCS;
+	r->view.fre_off = r->view.fde_off + MAX_JIT_FUNCS * sizeof(struct sframe_jit_fde);
+	r->view.fre_cap = MAX_JIT_FUNCS * 4;
+	size = r->view.fre_off + r->view.fre_cap * sizeof(struct sframe_jit_fre);
+	r->buf = calloc(1, size);
+	if (!r->buf)
+		return;
+	r->end = r->start + text_len;
+	r->view.base = r->buf;
+	r->view.text_start = r->start;
+	r->view.text_end = r->end;
+	for (i = 0; i < n; i++)
+		add_jit_func(in, r, r->buf, i, &rows);
+	h = r->buf;
+	h->fde_count = n;
+	h->seq = seq;
+	r->jit = true;
+	g.nr_regions++;
+}
+
+static void read_regions(struct fuzz_in *in)
+{
+	u8 n = fin_u8(in) % (MAX_REGIONS + 1), i;
+	struct sframe_region *r;
+	unsigned int before;
+
+	for (i = 0; i < n; i++) {
+		before = g.nr_regions;
+		r = &g.regions[before];
+		memset(r, 0, sizeof(*r));
+		r->start = TEXT(i);
+		if (fin_u8(in) & 1)
+			add_jit(in, r);
+		else
+			add_elf(in, r);
+		if (g.nr_regions == before) {
+			free(r->buf);	/* not registered */
+			r->buf = NULL;
+		}
+	}
+}
+
+static bool read_stack(struct fuzz_in *in)
+{
+	size_t i;
+
+	g.nr_words = fin_u16(in) % (MAX_WORDS + 1);
+	g.stack = malloc(g.nr_words ? g.nr_words * 8 : 1);
+	if (!g.stack)
+		return false;
+	g.stack_lo = STACK_TOP - g.nr_words * 8;
+	for (i = 0; i < g.nr_words; i++)
+		g.stack[i] = read_word(in);
+	return true;
+}
+
+/* ---- The reference walk ---- */
+
+static bool ref_read(unsigned long a, unsigned long *v)
+{
+	if (a & 7 || a < g.stack_lo || a - g.stack_lo >= g.nr_words * 8)
+		return false;
+	*v = g.stack[(a - g.stack_lo) / 8];
+	return true;
+}
+
+/* @base + @off if it stays an address. */
+static bool ref_add(unsigned long base, s32 off, unsigned long *res)
+{
+	__int128 v = (__int128)base + off;
+
+	if (v < 0 || v > (__int128)ULONG_MAX)
+		return false;
+	*res = (unsigned long)v;
+	return true;
+}
+
+/*
+ * Where the caller's state is, by 128-bit arithmetic; checks that
+ * sframe_row_apply() says the same.
+ */
+static bool ref_apply(const struct sframe_row *row, unsigned long sp,
+		      unsigned long fp, struct sframe_step *st)
+{
+	struct sframe_step got = {};
+	bool ok;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	ok = ref_add(row->cfa_base == SFRAME_CFA_BASE_SP ? sp : fp,
+		     row->cfa_off, &st->cfa) &&
+	     ref_add(st->cfa, row->ra_off, &st->ra_addr) &&
+	     (!row->fp_saved || ref_add(st->cfa, row->fp_off, &st->fp_addr));
+	st->fp_saved = row->fp_saved;
+	ret = sframe_row_apply(row, sp, fp, &got);
+	FUZZ_CHECK(ok ? ret == 0 : ret == -ERANGE,
+		   "sframe_row_apply() %d for " FZ_ROW_FMT " sp %#lx fp %#lx",
+		   ret, FZ_ROW_ARGS(row), sp, fp);
+	FUZZ_CHECK(!ok || (got.cfa == st->cfa && got.ra_addr == st->ra_addr &&
+			   got.fp_saved == st->fp_saved &&
+			   (!st->fp_saved || got.fp_addr == st->fp_addr)),
+		   "sframe_row_apply(): cfa %#lx ra at %#lx, reference %#lx %#lx",
+		   got.cfa, got.ra_addr, st->cfa, st->ra_addr);
+	return ok;
+}
+
+struct ref_regs {
+	unsigned long pc, sp, fp;
+};
+
+/* 1: stepped by the row; 0: outermost frame; -1: not followable. */
+static int ref_row_step(struct ref_regs *w, unsigned long pc)
+{
+	struct sframe_region *r = find_region(pc);
+	struct sframe_row row;
+	struct sframe_step st;
+	unsigned long ra, fp = w->fp;
+
+	if (!r || region_find(r, pc, &row) != SFRAME_FIND_HIT)
+		return -1;
+	if (row.ra_undefined)
+		return 0;
+	if (!ref_apply(&row, w->sp, w->fp, &st) || st.cfa <= w->sp ||
+	    st.cfa > TASK_SIZE || !ref_read(st.ra_addr, &ra) ||
+	    (st.fp_saved && !ref_read(st.fp_addr, &fp)))
+		return -1;
+	w->sp = st.cfa;
+	w->fp = fp;
+	w->pc = ra;
+	return 1;
+}
+
+static bool ref_fp_step(struct ref_regs *w)
+{
+	unsigned long fp, ra, old_sp = w->sp;
+
+	if (w->fp < w->sp || w->fp > TASK_SIZE - 16 ||
+	    !ref_read(w->fp, &fp) || !ref_read(w->fp + 8, &ra))
+		return false;
+	w->sp = w->fp + 16;
+	w->fp = fp;
+	w->pc = ra;
+	return w->sp > old_sp;
+}
+
+static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips)
+{
+	u32 n = 1;
+	int ret;
+
+	ips[0] = w.pc;
+	for (; n < max; n++) {
+		unsigned long old_sp = w.sp;
+
+		ret = ref_row_step(&w, n == 1 ? w.pc : w.pc - 1);
+		if (!ret)
+			break;
+		if (ret < 0 && !ref_fp_step(&w))
+			break;
+		FUZZ_CHECK(w.sp > old_sp, "reference walk went down the stack");
+		if (!w.pc || w.pc >= TASK_SIZE)
+			break;
+		ips[n] = w.pc;
+	}
+	return n;
+}
+
+/* ---- The run ---- */
+
+static void walk(struct ref_regs regs, u32 max, bool registered)
+{
+	u64 buf[1 + MAX_DEPTH] = {};
+	struct perf_callchain_entry *chain = (void *)buf;
+	struct perf_callchain_entry_ctx ctx = { .entry = chain,
+						.max_stack = max };
+	u64 want[MAX_DEPTH];
+	bool done;
+	u32 n, i;
+
+	g.mm.sframe = registered ? &g.smm : NULL;
+	g.task.mm = &g.mm;
+	sframe_fuzz_current = &g.task;
+	g.reads = 0;
+	perf_callchain_store(&ctx, regs.pc);
+	done = sframe_callchain_user(&ctx, regs.pc, regs.sp, regs.fp);
+
+	FUZZ_CHECK(!sframe_fuzz_rcu_depth, "RCU left at depth %d",
+		   sframe_fuzz_rcu_depth);
+	FUZZ_CHECK(done == registered, "walked %d with registrations %d", done,
+		   registered);
+	FUZZ_CHECK(chain->nr == ctx.nr && ctx.nr <= max, "%u of %u entries",
+		   ctx.nr, max);
+	/* A row step reads two words, a frame-pointer fallback two more. */
+	FUZZ_CHECK(g.reads <= 4UL * max, "%lu reads for %u frames", g.reads,
+		   ctx.nr);
+	if (!registered) {
+		FUZZ_CHECK(ctx.nr == 1 && !g.reads, "walked without tables");
+		return;
+	}
+	n = ref_walk(regs, max, want);
+	if (getenv("SFRAME_FUZZ_VERBOSE")) {
+		for (i = 0; i < ctx.nr; i++)
+			fprintf(stderr, "frame %u: %#llx\n", i,
+				(unsigned long long)chain->ip[i]);
+		fprintf(stderr, "%lu reads\n", g.reads);
+	}
+	for (i = 0; i < n && i < ctx.nr && chain->ip[i] == want[i]; i++)
+		;
+	FUZZ_CHECK(n == ctx.nr && i == n,
+		   "%u frames, reference %u; first difference at %u: %#llx, reference %#llx",
+		   ctx.nr, n, i, (unsigned long long)(i < ctx.nr ? chain->ip[i] : 0),
+		   (unsigned long long)(i < n ? want[i] : 0));
+}
+
+int LLVMFuzzerTestOneInput(const u8 *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
+{
+	struct fuzz_in in = { data, size };
+	u32 max = 1 + fin_u8(&in) % MAX_DEPTH;
+	bool registered = !(fin_u8(&in) & 1);
+	struct ref_regs regs;
+	unsigned int i;
+
+	memset(&g, 0, sizeof(g));
+	regs.pc = read_word(&in);
+	regs.sp = read_word(&in);
+	regs.fp = read_word(&in);
+	read_regions(&in);
+	if (read_stack(&in))
+		walk(regs, max, registered);
+	for (i = 0; i < g.nr_regions; i++)
+		free(g.regions[i].buf);
+	free(g.stack);
+	return 0;
+}
