@@ -39,9 +39,14 @@
 #define TEXT_LEN	0x10000UL
 #define TEXT_END	(TEXT_START + TEXT_LEN)
 
-#define MAX_STEPS	4096	/* pending writer stores */
+#define MAX_STEPS	1024	/* pending writer stores */
 #define MAX_STATES	64	/* states one lookup is checked against */
 #define STEP_BYTES	24	/* a whole descriptor at most */
+
+/* The largest registry the capacities byte asks for. */
+#define MAX_SIZE	(sizeof(struct sframe_jit_header) + \
+			 16 * sizeof(struct sframe_jit_fde) + \
+			 64 * sizeof(struct sframe_jit_fre))
 
 #define HDR_COUNT	offsetof(struct sframe_jit_header, fde_count)
 #define HDR_SEQ		offsetof(struct sframe_jit_header, seq)
@@ -64,20 +69,22 @@ static struct {
 	/* The writer's own bookkeeping. */
 	u32 rows_used;
 	unsigned long last_end;
-	/* Pending steps, run in order by the hook or a flush. */
-	struct wstep steps[MAX_STEPS];
-	unsigned int head, tail;
+	unsigned int head, tail;	/* of the pending steps */
 	/* The lookup in progress. */
 	bool in_lookup;
 	u32 schedule;
 	unsigned int reads;
 	bool ran_step, ran_stray;
 	u32 seq_first, seq_last;
-	u8 *states[MAX_STATES];
 	unsigned int nr_states;
 	bool states_lost;
 	bool tainted;		/* a stray step ran at some point */
+	/* Pending steps, run in order by the hook or a flush; last. */
+	struct wstep steps[MAX_STEPS];
 } g;
+
+/* The registry after each step that ran during a lookup. */
+static u8 states[MAX_STATES][MAX_SIZE];
 
 static u32 mem_u32(const u8 *m, size_t off)
 {
@@ -506,7 +513,7 @@ static void save_state(void)
 		g.states_lost = true;
 		return;
 	}
-	memcpy(g.states[g.nr_states++], g.mem, g.size);
+	memcpy(states[g.nr_states++], g.mem, g.size);
 }
 
 void sframe_fuzz_shared_read(void)
@@ -563,7 +570,7 @@ static void lookup(unsigned long pc, u32 schedule)
 	if (g.ran_step && (tainted || g.ran_stray))
 		return;
 	for (k = 0; k < g.nr_states && !admitted; k++)
-		admitted = ref_admits(g.states[k], pc, got, &row);
+		admitted = ref_admits(states[k], pc, got, &row);
 	FUZZ_CHECK(admitted,
 		   "pc %#lx: %s " FZ_ROW_FMT " fits none of the %u states the lookup saw",
 		   pc, fz_result(got), FZ_ROW_ARGS(&row), g.nr_states);
@@ -666,9 +673,9 @@ static void run_raw(struct fuzz_in *in)
 static bool setup(u8 caps)
 {
 	struct sframe_jit_header *h;
-	unsigned int k;
 
-	memset(&g, 0, sizeof(g));
+	/* Everything but the step array, which head and tail delimit. */
+	memset(&g, 0, offsetof(typeof(g), steps));
 	g.fde_cap = 1 + (caps & 15);
 	g.fre_cap = 4 * (1 + (caps >> 4));
 	g.v.fde_off = sizeof(struct sframe_jit_header);
@@ -682,13 +689,8 @@ static bool setup(u8 caps)
 	/* Exactly the registry's size, so that ASan sees any overread. */
 	g.mem = calloc(1, g.size);
 	g.shadow = calloc(1, g.size);
-	for (k = 0; k < MAX_STATES; k++)
-		g.states[k] = malloc(g.size);
 	if (!g.mem || !g.shadow)
 		return false;
-	for (k = 0; k < MAX_STATES; k++)
-		if (!g.states[k])
-			return false;
 	h = (void *)g.mem;
 	h->magic = SFRAME_JIT_MAGIC;
 	h->version = SFRAME_JIT_VERSION;
@@ -701,10 +703,6 @@ static bool setup(u8 caps)
 
 static void teardown(void)
 {
-	unsigned int k;
-
-	for (k = 0; k < MAX_STATES; k++)
-		free(g.states[k]);
 	free(g.mem);
 	free(g.shadow);
 }
