@@ -35,17 +35,14 @@
 #include <sys/ioctl.h>
 
 #include <linux/bpf.h>
+#include <linux/const.h>
 
 #include "sample_harness.h"
-
-#ifndef noinline
-#define noinline __attribute__((__noinline__))
-#endif
 
 #ifdef HAVE_BPF_F_USER_SFRAME
 #define USER_SFRAME	BPF_F_USER_SFRAME
 #else
-#define USER_SFRAME	(1ULL << 12)
+#define USER_SFRAME	_BITULL(12)
 #endif
 
 #define DEFAULT_SECONDS	5
@@ -131,7 +128,8 @@ static long registry_mappings(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "[sframe_jit]") != NULL;
+		if (strstr(line, "[sframe_jit]"))
+			n++;
 	fclose(f);
 	return n;
 }
@@ -193,7 +191,8 @@ static long system_registries(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, " sframe_") != NULL;
+		if (strstr(line, " sframe_"))
+			n++;
 	fclose(f);
 	return n;
 }
@@ -591,14 +590,26 @@ static bool patch_leaf(struct jit *j)
 	return false;
 }
 
-/* One call site: outer's return address is the same on every run. */
-static noinline long jit_run(const struct jit *j)
+static long jit_call(const struct jit *j)
 {
 	long (*outer)(void) = (long (*)(void))j->fn[FN_OUTER].start;
 	long r = outer();
 
 	__asm__ volatile("" : "+r"(r));
 	return r;
+}
+
+/*
+ * Every run through one call site: jit_call() is only ever called
+ * through a pointer the compiler cannot see through, so it is not
+ * inlined, and outer's return address is the same on every run.
+ */
+static long jit_run(const struct jit *j)
+{
+	long (*call)(const struct jit *j) = jit_call;
+
+	__asm__ volatile("" : "+r"(call));
+	return call(j);
 }
 
 static int jit_setup(struct jit *j, const char *name, __u64 seed)
@@ -1166,7 +1177,8 @@ static void bpf_sampler_close(struct bpf_sampler *b)
 		close(b->prog_fd);
 	if (b->map_fd > 0)
 		close(b->map_fd);
-	b->prog_fd = b->map_fd = -1;
+	b->prog_fd = -1;
+	b->map_fd = -1;
 }
 
 /* ---- the tests ----------------------------------------------------- */
@@ -1235,8 +1247,9 @@ static int stress_seconds(void)
 static void census_log(struct __test_metadata *_metadata, const char *when,
 		       const struct census *c)
 {
-	TH_LOG("%s: %ld registrations, %ld [sframe_jit] mappings, VmPin %ld kB; %ld registries in the system, VmallocUsed %ld kB, Slab %ld kB",
-	       when, c->registrations, c->mappings, c->vm_pin_kb,
+	TH_LOG("%s: %ld registrations, %ld [sframe_jit] mappings, VmPin %ld kB;",
+	       when, c->registrations, c->mappings, c->vm_pin_kb);
+	TH_LOG("  %ld registries in the system, VmallocUsed %ld kB, Slab %ld kB",
 	       c->registries, c->vmalloc_kb, c->slab_kb);
 }
 
@@ -1413,12 +1426,14 @@ TEST_F_TIMEOUT(stress, everything_at_once_loses_and_leaks_nothing, 1800)
 	for (i = 0; i < NR_PRODUCERS; i++) {
 		const struct jit *j = &jits[i];
 
-		TH_LOG("%s: %lu runs, %lu appended, %lu tombstoned, %lu compactions, %lu replaced; unwinder: %llu lookups, %llu hits, %llu tombstone hits, %llu seq retries, %llu malformed",
+		TH_LOG("%s: %lu runs, %lu appended, %lu tombstoned, %lu compactions, %lu replaced",
 		       j->name, j->runs, j->appends, j->tombstones,
-		       j->compactions, j->replaces,
+		       j->compactions, j->replaces);
+		TH_LOG("  unwinder: %llu lookups, %llu hits, %llu tombstone hits,",
 		       (unsigned long long)j->stats.lookups,
 		       (unsigned long long)j->stats.hits,
-		       (unsigned long long)j->stats.tombstone_hits,
+		       (unsigned long long)j->stats.tombstone_hits);
+		TH_LOG("  %llu seq retries, %llu malformed",
 		       (unsigned long long)j->stats.seq_retries,
 		       (unsigned long long)j->stats.malformed);
 		stats_add(&sum, &j->stats);
@@ -1429,10 +1444,11 @@ TEST_F_TIMEOUT(stress, everything_at_once_loses_and_leaks_nothing, 1800)
 	}
 	TH_LOG("corrupter: %lu runs, %lu scribbles, %lu resets",
 	       corrupter->runs, corrupter->scribbles, corrupter->resets);
-	TH_LOG("perf: %lu samples, %lu lost, %lu throttled, %lu bad; %lu user chains, %lu in a JIT leaf, %lu of them exact",
+	TH_LOG("perf: %lu samples, %lu lost, %lu throttled, %lu bad",
 	       perf.counts.samples, perf.counts.lost, perf.counts.throttled,
-	       perf.counts.bad_records, perf.user_chains, perf.jit_leaf,
-	       perf.jit_exact);
+	       perf.counts.bad_records);
+	TH_LOG("  %lu user chains, %lu in a JIT leaf, %lu of them exact",
+	       perf.user_chains, perf.jit_leaf, perf.jit_exact);
 	TH_LOG("bpf: %llu runs, %llu errors, %llu stack bytes",
 	       (unsigned long long)bpf.counters[BPF_RUNS],
 	       (unsigned long long)bpf.counters[BPF_ERRORS],
