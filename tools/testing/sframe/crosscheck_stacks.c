@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Real stacks: the kernel's SFrame walker (uwalk.h) against libunwind
+ * and glibc's backtrace(), on the stacks of a running program, sampled
+ * by a CPU-time timer at random intervals.
+ *
+ * Built as a library to LD_PRELOAD into the program (any program linked
+ * by ld with .sframe; objects without it are walked only as far as the
+ * tables reach, see below):
+ *
+ *	XC_STACKS_NAME=name XC_STACKS_REPORT=file \
+ *	LD_PRELOAD=.../crosscheck_stacks.so program args
+ *
+ * Environment: XC_STACKS_NAME names the program in the report (default:
+ * its path); XC_STACKS_REPORT is a file the result line is appended to
+ * (default: standard error); XC_STACKS_SECONDS bounds the sampling in
+ * seconds of the main thread's CPU time (default 3); XC_STACKS_MIN is
+ * the fewest samples that must have their top frame in a table (default
+ * 100); XC_STACKS_SEED seeds the intervals.
+ *
+ * In each SIGPROF, which a high-resolution timer sends the main thread
+ * 50 to 1050 microseconds after the last one, the handler walks the interrupted stack
+ * from the signal's context three ways: uwalk_ucontext(), libunwind's
+ * unw_init_local2(UNW_INIT_SIGNAL_FRAME) with unw_step(), and
+ * backtrace(), whose array is taken from the interrupted PC on.
+ *
+ * What is compared: the frames our tables cover, and the one the last of
+ * them returns to.  Debian's libc and ld.so carry no .sframe; where the
+ * walk reaches a PC no table describes (main's caller in libc, a libc
+ * function that calls back into the program, or a sample that lands in
+ * libc or the vDSO), the kernel's walker falls back to one frame-pointer
+ * step, which in code built without frame pointers yields garbage: the
+ * comparison stops at that PC, after checking it.  Everything before it
+ * must be equal in the three walks, frame by frame.
+ *
+ * The result line starts with "ok" or "FAIL"; details of the first
+ * mismatching samples follow, symbolized.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "uwalk.h"
+
+#define XC_DEPTH	256
+/* The handler's own frames that backtrace() reports before the signal's. */
+#define XC_BT_EXTRA	16
+#define XC_KEEP		4
+
+struct xc_bad {
+	int n[3];
+	int at;
+	uint64_t pcs[3][32];
+};
+
+static struct {
+	pid_t pid;
+	timer_t timer;
+	bool armed;
+	bool stop;
+	uint64_t rng;
+	struct timespec until;
+	unsigned long min;
+	/* Counters, written by the handler only. */
+	unsigned long samples;
+	unsigned long top_covered;
+	unsigned long frames;
+	unsigned long reached_end;
+	unsigned long deepest;
+	unsigned long bad;
+	unsigned long lu_fail;
+	struct xc_bad keep[XC_KEEP];
+} xc;
+
+static uint64_t xc_rand(void)
+{
+	xc.rng ^= xc.rng >> 12;
+	xc.rng ^= xc.rng << 25;
+	xc.rng ^= xc.rng >> 27;
+	return xc.rng * 0x2545f4914f6cdd1dULL;
+}
+
+static void xc_arm(void)
+{
+	struct itimerspec it = {
+		.it_value.tv_nsec = 50000 + xc_rand() % 1000000,
+	};
+
+	timer_settime(xc.timer, 0, &it, NULL);
+}
+
+static int xc_libunwind(ucontext_t *uc, uint64_t *pcs, int max)
+{
+	unw_cursor_t c;
+	unw_word_t ip;
+	int n = 0;
+
+	if (unw_init_local2(&c, uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return -1;
+	while (n < max) {
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+			break;
+		pcs[n++] = ip;
+		if (unw_step(&c) <= 0)
+			break;
+	}
+	return n;
+}
+
+/* backtrace() from the interrupted PC on; -1 if it is not there. */
+static int xc_backtrace(uint64_t pc, uint64_t *pcs, int max)
+{
+	void *bt[XC_DEPTH + XC_BT_EXTRA];
+	int n = backtrace(bt, XC_DEPTH + XC_BT_EXTRA), i, k;
+
+	for (i = 0; i < n && i < XC_BT_EXTRA; i++)
+		if ((uint64_t)bt[i] == pc)
+			break;
+	if (i == n || i == XC_BT_EXTRA)
+		return -1;
+	for (k = 0; i < n && k < max; i++, k++)
+		pcs[k] = (uint64_t)bt[i];
+	return k;
+}
+
+static void xc_keep(uint64_t pcs[3][XC_DEPTH], const int n[3], int at)
+{
+	struct xc_bad *b;
+	int w, i;
+
+	if (xc.bad > XC_KEEP)
+		return;
+	b = &xc.keep[xc.bad - 1];
+	b->at = at;
+	for (w = 0; w < 3; w++) {
+		b->n[w] = n[w];
+		for (i = 0; i < n[w] && i < 32; i++)
+			b->pcs[w][i] = pcs[w][i];
+	}
+}
+
+/*
+ * Compare the three walks over the frames our tables cover and the
+ * frame the last of them returns to.
+ */
+static void xc_compare(uint64_t pcs[3][XC_DEPTH], const int n[3])
+{
+	int covered = 0, want, i, w;
+
+	while (covered < n[0] && uwalk_covered(pcs[0][covered], !covered))
+		covered++;
+	want = covered + 1;
+	/* libunwind ends at _start, whose caller nothing describes. */
+	if (want > n[1])
+		want = n[1];
+	for (i = 0; i < want; i++)
+		for (w = 0; w < 3; w++)
+			if (i >= n[w] || pcs[w][i] != pcs[0][i] ||
+			    pcs[w][i] != pcs[1][i]) {
+				xc.bad++;
+				xc_keep(pcs, n, i);
+				return;
+			}
+	xc.top_covered += covered > 0;
+	xc.frames += want;
+	xc.reached_end += covered < n[0];
+	if ((unsigned long)covered > xc.deepest)
+		xc.deepest = covered;
+}
+
+static bool xc_time_up(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	return now.tv_sec > xc.until.tv_sec ||
+	       (now.tv_sec == xc.until.tv_sec &&
+		now.tv_nsec >= xc.until.tv_nsec);
+}
+
+static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
+{
+	static uint64_t pcs[3][XC_DEPTH];
+	ucontext_t *uc = ucv;
+	int n[3], saved = errno;
+
+	if (xc.stop)
+		return;
+	n[0] = uwalk_ucontext(uc, pcs[0], XC_DEPTH);
+	n[1] = xc_libunwind(uc, pcs[1], XC_DEPTH);
+	n[2] = xc_backtrace(pcs[0][0], pcs[2], XC_DEPTH);
+	xc.samples++;
+	if (n[1] <= 0 || n[2] <= 0) {
+		xc.lu_fail++;
+		xc.bad++;
+		if (n[1] < 0)
+			n[1] = 0;
+		if (n[2] < 0)
+			n[2] = 0;
+		xc_keep(pcs, n, -1);
+	} else {
+		xc_compare(pcs, n);
+	}
+	if (xc_time_up())
+		xc.stop = true;
+	else
+		xc_arm();
+	errno = saved;
+}
+
+static void xc_print_stack(FILE *out, const char *who, const uint64_t *pcs,
+			   int n)
+{
+	const char *obj, *sym;
+	uint64_t base;
+	Dl_info di;
+	int i;
+
+	fprintf(out, "    %s (%d frames):\n", who, n);
+	for (i = 0; i < n && i < 32; i++) {
+		obj = "?";
+		sym = "";
+		base = 0;
+		if (dladdr((void *)pcs[i], &di)) {
+			obj = di.dli_fname ? strrchr(di.dli_fname, '/') : NULL;
+			obj = obj ? obj + 1 : di.dli_fname ? di.dli_fname : "?";
+			base = (uint64_t)di.dli_fbase;
+			if (di.dli_sname)
+				sym = di.dli_sname;
+		}
+		fprintf(out, "      #%d %#lx %s+%#lx %s%s\n", i,
+			(unsigned long)pcs[i], obj,
+			(unsigned long)(pcs[i] - base), sym,
+			uwalk_covered(pcs[i], !i) ? "" : " (no table)");
+	}
+}
+
+static const char *xc_name(void)
+{
+	static char exe[256];
+	const char *n = getenv("XC_STACKS_NAME");
+	ssize_t len;
+
+	if (n)
+		return n;
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len < 0)
+		return "?";
+	exe[len] = 0;
+	return exe;
+}
+
+static void xc_report(void)
+{
+	static const char *const who[3] = {
+		"ours (kernel/unwind/sframe_user.c)", "libunwind",
+		"backtrace()",
+	};
+	const char *path = getenv("XC_STACKS_REPORT");
+	unsigned long funcs;
+	int objs = uwalk_objects(&funcs);
+	FILE *out = stderr;
+	bool ok;
+	int i, w;
+
+	if (path)
+		out = fopen(path, "a");
+	if (!out)
+		out = stderr;
+	ok = !xc.bad && xc.top_covered >= xc.min;
+	fprintf(out,
+		"%s stacks %s: %lu samples, %lu with the top frame in our tables (%d objects, %lu functions), %lu frames compared, deepest %lu, %lu ended at a frame without a table: %lu mismatches\n",
+		ok ? "ok" : "FAIL", xc_name(), xc.samples, xc.top_covered,
+		objs, funcs, xc.frames, xc.deepest, xc.reached_end, xc.bad);
+	if (xc.top_covered < xc.min)
+		fprintf(out, "  fewer than %lu samples in our tables\n", xc.min);
+	for (i = 0; i < XC_KEEP && i < (int)xc.bad; i++) {
+		fprintf(out, "  mismatch %d at frame %d:\n", i, xc.keep[i].at);
+		for (w = 0; w < 3; w++)
+			xc_print_stack(out, who[w], xc.keep[i].pcs[w],
+				       xc.keep[i].n[w]);
+	}
+	if (out != stderr)
+		fclose(out);
+}
+
+static unsigned long xc_env(const char *name, unsigned long def)
+{
+	const char *v = getenv(name);
+
+	return v ? strtoul(v, NULL, 0) : def;
+}
+
+__attribute__((constructor)) static void xc_start(void)
+{
+	struct sigevent sev = {
+		.sigev_notify = SIGEV_THREAD_ID,
+		.sigev_signo = SIGPROF,
+	};
+	struct sigaction sa = {
+		.sa_sigaction = xc_on_prof,
+		.sa_flags = SA_SIGINFO | SA_RESTART,
+	};
+	uint64_t warm[XC_DEPTH];
+	void *bt[4];
+
+	/* Children are not sampled: they have no timer, and no preload. */
+	unsetenv("LD_PRELOAD");
+	xc.pid = getpid();
+	xc.rng = xc_env("XC_STACKS_SEED", 0x9e3779b97f4a7c15ULL) | 1;
+	xc.min = xc_env("XC_STACKS_MIN", 100);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &xc.until);
+	xc.until.tv_sec += xc_env("XC_STACKS_SECONDS", 3);
+	if (uwalk_init() < 0) {
+		fprintf(stderr, "crosscheck_stacks: uwalk_init failed\n");
+		return;
+	}
+	/* backtrace() loads libgcc_s on first use: not in the handler. */
+	backtrace(bt, 4);
+	uwalk_here(warm, XC_DEPTH);
+	sev._sigev_un._tid = syscall(SYS_gettid);
+	if (sigaction(SIGPROF, &sa, NULL) ||
+	    timer_create(CLOCK_MONOTONIC, &sev, &xc.timer)) {
+		perror("crosscheck_stacks: timer");
+		return;
+	}
+	xc.armed = true;
+	xc_arm();
+}
+
+__attribute__((destructor)) static void xc_end(void)
+{
+	if (!xc.armed || getpid() != xc.pid)
+		return;
+	xc.stop = true;
+	timer_delete(xc.timer);
+	xc_report();
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * uwalk: the kernel's SFrame user stack walker, run in userspace over
+ * the process's own stack.  kernel/unwind/sframe_user.c (the walk loop
+ * behind perf and BPF callchains) and kernel/unwind/sframe.c (the
+ * decoder) are built unchanged against the shims in uwalk/ and beside
+ * this file; uwalk.c stands in for the kernel's per-mm index with the
+ * PT_GNU_SFRAME sections of the loaded objects, as binfmt_elf and
+ * sframe_register(2) would have registered them.
+ *
+ * For the cross-checks against libunwind and glibc (crosscheck_stacks.c)
+ * and for benchmarks:
+ *
+ *	uwalk_init();			// once, outside any signal handler
+ *	uwalk_thread_init();		// in each thread that is walked
+ *	n = uwalk_here(pcs, 64);	// this stack, from uwalk_here() up
+ *	n = uwalk_ucontext(uc, pcs, 64);	// an interrupted one
+ *
+ * The walks are async-signal-safe: they read only the tables set up by
+ * uwalk_init() and the thread's stack, from the red zone below the
+ * starting stack pointer up.
+ */
+#ifndef _SFRAME_UWALK_H
+#define _SFRAME_UWALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <ucontext.h>
+
+/**
+ * uwalk_init() - index the SFrame sections of the loaded objects
+ *
+ * Finds PT_GNU_SFRAME in every object dl_iterate_phdr() reports, and
+ * registers each section, validated as the kernel validates it, for the
+ * object's executable segments.  Objects loaded later are not seen.
+ * Calls uwalk_thread_init() for the calling thread.
+ *
+ * Return: the number of objects with a usable section (0 is no error),
+ * or a negative errno.
+ */
+int uwalk_init(void);
+
+/**
+ * uwalk_thread_init() - record the calling thread's stack top
+ *
+ * Return: 0, or a negative errno.
+ */
+int uwalk_thread_init(void);
+
+/**
+ * uwalk_ucontext() - walk an interrupted stack with the kernel's walker
+ * @uc: the context a signal handler received.
+ * @pcs: receives the interrupted PC, then one return address per caller.
+ * @max: room at @pcs.
+ *
+ * Return: the number of entries stored.
+ */
+int uwalk_ucontext(const ucontext_t *uc, uint64_t *pcs, int max);
+
+/**
+ * uwalk_here() - walk the calling thread's stack with the kernel's walker
+ * @pcs: receives a PC inside uwalk_here(), then the return address into
+ *	its caller, and so on.
+ * @max: room at @pcs.
+ *
+ * Return: the number of entries stored.
+ */
+int uwalk_here(uint64_t *pcs, int max);
+
+/**
+ * uwalk_regs() - walk from a given register state
+ * @pc: the PC of the innermost frame.
+ * @sp: its stack pointer.
+ * @fp: its frame pointer register.
+ * @pcs: receives @pc, then one return address per caller.
+ * @max: room at @pcs.
+ *
+ * Return: the number of entries stored.
+ */
+int uwalk_regs(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t *pcs,
+	       int max);
+
+/**
+ * uwalk_covered() - does an indexed table describe a frame at @pc?
+ * @pc: an address from a walk.
+ * @first: @pc is the interrupted PC rather than a return address (for
+ *	which the byte before it is looked up, as the walker does).
+ *
+ * Return: true if an indexed section has a row for it: the walker then
+ * steps by the table, not by the frame-pointer fallback.
+ */
+bool uwalk_covered(uint64_t pc, bool first);
+
+/**
+ * uwalk_objects() - what uwalk_init() indexed
+ * @funcs: if not NULL, receives the number of function descriptors.
+ *
+ * Return: the number of indexed regions (executable segments).
+ */
+int uwalk_objects(unsigned long *funcs);
+
+#endif /* _SFRAME_UWALK_H */
