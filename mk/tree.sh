@@ -133,7 +133,9 @@ commit_tree() {
 }
 
 mkdir -p "$build"
-stage=$build/stage
+# A stage of its own: another tree (TREE=) may be assembled meanwhile.
+stage=$(mktemp -d "$build/stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
 unpack_base
 check_clean
 stage_files
