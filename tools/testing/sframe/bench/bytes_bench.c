@@ -242,9 +242,10 @@ static void print_table(const struct sizes *s, int n)
 {
 	int i;
 
-	printf("# bytes per function; each table over its own count of functions\n");
-	printf("# eh = .eh_frame per FDE, +hdr = with .eh_frame_hdr; sframe = .sframe per descriptor;\n");
-	printf("# jit = registry records (descriptors, rows) per imported function, +map = whole mapping\n");
+	printf("# bytes per function, each over its own count of functions:\n");
+	printf("# eh: .eh_frame per FDE, +hdr: with .eh_frame_hdr;\n");
+	printf("# sframe: .sframe per descriptor; jit: registry records\n");
+	printf("# (descriptors, rows) per imported function, +map: its mapping\n");
 	printf("%-22s %6s %6s %6s %5s %5s  %6s %6s %6s %6s %6s  %5s %5s\n",
 	       "object", "ehFDE", "sfFDE", "jitFn", "sfR/f", "jtR/f",
 	       "eh", "+hdr", "sframe", "jit", "+map", "j/sf", "j/eh+");
@@ -254,11 +255,13 @@ static void print_table(const struct sizes *s, int n)
 		double sf = per(s->sframe, s->sframe_fdes);
 		double jit = per(s->jit_records, s->jit_funcs);
 
-		printf("%-22s %6u %6u %6u %5.2f %5.2f  %6.1f %6.1f %6.1f %6.1f %6.1f  %5.2f %5.2f\n",
-		       s->label, s->eh_fdes, s->sframe_fdes, s->jit_funcs,
+		printf("%-22s %6u %6u %6u %5.2f %5.2f  ", s->label,
+		       s->eh_fdes, s->sframe_fdes, s->jit_funcs,
 		       per(s->sframe_fres, s->sframe_fdes),
-		       per(s->jit_rows, s->jit_funcs), eh, ehh, sf, jit,
-		       per(s->jit_mapped, s->jit_funcs), jit / sf, jit / ehh);
+		       per(s->jit_rows, s->jit_funcs));
+		printf("%6.1f %6.1f %6.1f %6.1f %6.1f  %5.2f %5.2f\n", eh, ehh,
+		       sf, jit, per(s->jit_mapped, s->jit_funcs), jit / sf,
+		       jit / ehh);
 	}
 }
 
