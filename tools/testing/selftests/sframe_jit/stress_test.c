@@ -402,7 +402,8 @@ static void *elf_main(void *arg)
 
 /* ---- the forker ---------------------------------------------------- */
 
-enum { CHILD_EXIT, CHILD_REGISTER, CHILD_EXEC, NR_CHILD_KINDS };
+/* In turn, from the first child on, and each kind at least once. */
+enum { CHILD_EXEC, CHILD_REGISTER, CHILD_EXIT, NR_CHILD_KINDS };
 
 struct forker {
 	pthread_t thread;
@@ -454,10 +455,14 @@ static void child_register(struct forker *f)
 static void *forker_main(void *arg)
 {
 	struct forker *f = arg;
+	unsigned long n;
 
-	while (!should_stop()) {
-		int kind = rnd(&f->seed) % NR_CHILD_KINDS, status;
-		pid_t pid = fork();
+	for (n = 0; n < NR_CHILD_KINDS || !should_stop(); n++) {
+		int kind = n % NR_CHILD_KINDS, status;
+		pid_t pid;
+
+		rnd(&f->seed);	/* each child draws from its own copy */
+		pid = fork();
 
 		if (pid < 0) {
 			fail("forker", "fork", -errno);
