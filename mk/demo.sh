@@ -1,15 +1,127 @@
 #!/bin/bash
-# The interim main job: boot the test kernel and show sframe_register(2)
-# at work (mk/demo/register.c).  The profiling demo replaces it when the
-# unwinder and the perf support land.
+# make demo: profile a JIT whose code has no frame pointers, in the test
+# kernel, with perf's frame-pointer walk and then with SFrame.
+#
+# exprjit (samples/sframe_jit) compiles a small program to x86-64 and
+# publishes each function's unwind rows through libsframe_jit; main calls
+# it for a few seconds, several JIT frames deep, into a C hot loop.  The
+# VM boots once and runs it under perf record --call-graph=fp, then
+# --call-graph=sframe; we print both call graphs, the share of samples
+# whose stack reaches main() in each mode, and draw a flame graph of each
+# (mk/demo/flamegraph.c) under build/demo/.
+#
+# Environment: DEMO_SECONDS (how long exprjit runs, default 3), PERF (a
+# perf binary to use instead of build/perf/perf).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
-kout=${KOUT:-$build/kbuild}
-mkdir -p "$build/demo"
-bin=$build/demo/register
-gcc -O2 -Wall -Wextra -Wa,--gsframe -isystem "$kout/usr/include" \
-	-o "$bin" "$top/mk/demo/register.c"
-VM_LOG=$build/logs/demo-console.log "$top/mk/vm.sh" "$bin" |
-	sed -n '/^guest-init: running/,/^guest-init: command exited/p' |
-	sed '1d;$d'
-echo "demo: done; the console log is in $build/logs/demo-console.log"
+
+out=$build/demo
+scratch=$out/vm
+seconds=${DEMO_SECONDS:-3}
+t0=$SECONDS
+mkdir -p "$out" "$scratch" "$build/logs"
+
+section() {
+	printf '\n== %s\n' "$*"
+}
+
+build_tools() {
+	nice make -s -C "$top/tools/lib/sframe_jit" OUTPUT="$build/sframe_jit/" \
+		all > /dev/null
+	nice make -s -C "$top/samples/sframe_jit" OUTPUT="$out/" \
+		LIBDIR="$build/sframe_jit" INCDIR="$top/tools/lib/sframe_jit" \
+		exprjit
+	gcc -O2 -Wall -Wextra -o "$out/flamegraph" "$top/mk/demo/flamegraph.c"
+}
+
+# The perf to run in the guest: ours from the patched tree (make perf),
+# or Debian's, which can only do the frame pointer half.
+pick_perf() {
+	if [ -n "${PERF:-}" ]; then
+		perf=$PERF
+	elif [ -f "$top/mk/perf.sh" ]; then
+		echo "demo: make perf (the first build takes minutes; log in $build/logs/demo-perf.log)"
+		make -s -C "$top" perf > "$build/logs/demo-perf.log" 2>&1 ||
+			die "make perf failed; see $build/logs/demo-perf.log"
+		perf=$build/perf/perf
+	else
+		perf=
+	fi
+	if [ -z "$perf" ] || [ ! -x "$perf" ]; then
+		echo "demo: no perf from the patched tree (make perf); using Debian's"
+		perf=$(command -v perf) || die "no perf at all (make deps installs linux-perf)"
+	fi
+}
+
+has_sframe() {
+	"$perf" record --call-graph=sframe -h 2>&1 | grep -qi sframe
+}
+
+# The call graph of perf report, without its header and cut short.
+show_report() {
+	local file=$1
+
+	if [ ! -s "$file" ]; then
+		echo "(no report)"
+		return
+	fi
+	grep -v '^#' "$file" | sed '/./,$!d' | cat -s | head -n 40
+}
+
+section "make demo: perf through JIT code without frame pointers"
+echo "exprjit (samples/sframe_jit/exprjit.c) compiles this program to x86-64;"
+echo "its code keeps its first argument in %rbp, so no frame pointer chain"
+echo "gets through it, and publishes each function's unwind rows through"
+echo "libsframe_jit. main() calls f(0), f(1), ... for ${seconds} s:"
+build_tools
+"$out/exprjit" --print | sed 's/^/    /'
+pick_perf
+modes=fp
+if has_sframe; then
+	modes="fp sframe"
+else
+	echo "demo: $perf has no --call-graph=sframe (mk/perf.sh builds one that"
+	echo "      has): only the frame pointer half runs, and the demo fails."
+fi
+
+how=
+for mode in $modes; do
+	how+="${how:+, then }--call-graph=$mode"
+done
+section "in the test kernel: perf record -e cpu-clock:u -F 499 $how"
+rm -f "$scratch"/*.data "$scratch"/*.report "$scratch"/*.script "$scratch"/*.log
+vm_rc=0
+VM_SCRATCH=$scratch VM_LOG=$build/logs/demo-console.log VM_TIMEOUT=400 \
+	"$top/mk/vm.sh" "bash $top/mk/demo/guest.sh $perf $out/exprjit $seconds $scratch $modes" \
+	> "$out/vm-output.txt" 2>&1 || vm_rc=$?
+grep -E '^(exprjit|demo):|^  ' "$out/vm-output.txt" | grep -v '^  mk/' | uniq || true
+if [ "$vm_rc" != 0 ]; then
+	tail -n 20 "$out/vm-output.txt"
+	die "the guest failed (status $vm_rc); console log in $build/logs/demo-console.log"
+fi
+
+declare -A share
+for mode in $modes; do
+	section "perf report --call-graph=$mode (callers above callees, trimmed)"
+	show_report "$scratch/$mode.report"
+	awk -f "$top/mk/demo/fold.awk" "$scratch/$mode.script" | sort > "$out/$mode.folded"
+	"$out/flamegraph" -t "exprjit under perf record --call-graph=$mode" \
+		"$out/$mode.folded" > "$out/$mode.svg"
+	share[$mode]=$(awk -f "$top/mk/demo/reach.awk" "$out/$mode.folded")
+done
+
+section "verdict: samples in JIT code or spin() whose stack reaches main()"
+for mode in $modes; do
+	read -r reached total <<< "${share[$mode]}"
+	awk -v m="$mode" -v r="$reached" -v t="$total" 'BEGIN {
+		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
+			m, t ? 100 * r / t : 0, r, t
+	}'
+done
+echo "flame graphs (open in a browser; hover for numbers):"
+for mode in $modes; do
+	echo "  $out/$mode.svg"
+done
+echo "demo: done in $((SECONDS - t0)) s"
+[ "$modes" = "fp sframe" ] ||
+	die "--call-graph=sframe was not available: half a demo"
