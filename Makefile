@@ -54,7 +54,8 @@ kernel-locked:
 	+@$(MAKE) -s kernel-w1
 	@echo "kernel: $(KERNEL) ($$(cat $(KOUT)/include/config/kernel.release))"
 
-# The same kernel with lockdep, KASAN, UBSAN and kmemleak; run it with
+# The same kernel with lockdep, KASAN, UBSAN and kmemleak, and its
+# exported headers for the selftests; run it with
 # KERNEL=$(KOUT_DEBUG)/arch/x86/boot/bzImage mk/vm.sh '...'.
 kernel-debug: deps
 	+@$(KLOCK) $(MAKE) -s kernel-debug-locked
@@ -62,7 +63,7 @@ kernel-debug: deps
 kernel-debug-locked:
 	@mk/tree.sh
 	@mk/kconfig.sh $(KOUT_DEBUG) $(KCONFIG_FRAGMENTS) mk/debug.config
-	+@$(MAKE) $(KBUILD_ARGS) O=$(KOUT_DEBUG) -j$(JOBS) bzImage
+	+@$(MAKE) $(KBUILD_ARGS) O=$(KOUT_DEBUG) -j$(JOBS) bzImage headers
 	@echo "kernel-debug: $(KOUT_DEBUG)/arch/x86/boot/bzImage"
 
 # Our own kernel files, rebuilt with W=1: they must be warning-free.

@@ -16,13 +16,10 @@ inst=$build/kselftest
 tap=$build/logs/selftests.tap
 mkdir -p "$build/logs"
 
-release=$(cat "$kout/include/config/kernel.release") || die "no kernel build in $kout"
-rm -rf "$inst"
-make -s -C "$tree/tools/testing/selftests" TARGETS=sframe_jit \
-	O="$build/kselftest-build" INSTALL_PATH="$inst" \
-	KHDR_INCLUDES="-isystem $kout/usr/include" \
-	EXPECTED_RELEASE="$release" install > "$build/logs/selftests-build.log" 2>&1 ||
-	{ cat "$build/logs/selftests-build.log"; echo "0 passed, 1 failed"; die "building the selftests failed"; }
+KOUT=$kout SELFTESTS_OBJ=$build/kselftest-build \
+	SELFTESTS_LOG=$build/logs/selftests-build.log \
+	"$top/mk/selftests-build.sh" "$inst" ||
+	{ echo "0 passed, 1 failed"; exit 1; }
 
 VM_LOG=$build/logs/selftests-console.log \
 	"$top/mk/vm.sh" "set -o pipefail; cd $inst && ./run_kselftest.sh 2>&1 | tee \$SCRATCH/selftests.tap"
