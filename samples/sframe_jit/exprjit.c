@@ -65,6 +65,8 @@
 #define MAX_ROWS	24
 #define MAX_PROBE	64
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static const char demo_src[] =
 	"# f is what main calls; spin is C code, the rest is compiled.\n"
 	"f(x)       = g(x * 3 + 1) + h(x)\n"
@@ -217,7 +219,7 @@ static const struct native natives[] = {
 	{ "probe", 1, probe },
 };
 
-#define NR_NATIVES	((int)(sizeof(natives) / sizeof(natives[0])))
+#define NR_NATIVES	((int)ARRAY_SIZE(natives))
 
 /* The parser: recursive descent, one token of lookahead. */
 
@@ -318,7 +320,7 @@ static int lex_operator(struct parser *ps)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(two) / sizeof(two[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(two); i++) {
 		if (ps->p[0] == two[i].s[0] && ps->p[1] == two[i].s[1]) {
 			ps->p += 2;
 			return two[i].tok;
@@ -609,7 +611,7 @@ static bool parse_def(struct parser *ps)
 	if (!parse_params(ps, fn))
 		return false;
 	fn->body = parse_expr(ps);
-	return fn->body != NULL;
+	return fn->body;
 }
 
 /* Bind each call to its function or native, and check its arity. */
@@ -690,17 +692,28 @@ static int64_t arith(int op, int64_t a, int64_t b)
 	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
 
 	switch (op) {
-	case '+': return (int64_t)(ua + ub);
-	case '-': return (int64_t)(ua - ub);
-	case '*': return (int64_t)(ua * ub);
-	case '/': return !b ? 0 : b == -1 ? (int64_t)-ua : a / b;
-	case '%': return !b || b == -1 ? 0 : a % b;
-	case '<': return a < b;
-	case '>': return a > b;
-	case T_LE: return a <= b;
-	case T_GE: return a >= b;
-	case T_EQ: return a == b;
-	default: return a != b;
+	case '+':
+		return (int64_t)(ua + ub);
+	case '-':
+		return (int64_t)(ua - ub);
+	case '*':
+		return (int64_t)(ua * ub);
+	case '/':
+		return !b ? 0 : b == -1 ? (int64_t)-ua : a / b;
+	case '%':
+		return !b || b == -1 ? 0 : a % b;
+	case '<':
+		return a < b;
+	case '>':
+		return a > b;
+	case T_LE:
+		return a <= b;
+	case T_GE:
+		return a >= b;
+	case T_EQ:
+		return a == b;
+	default:
+		return a != b;
 	}
 }
 
@@ -817,26 +830,22 @@ static void pop_reg(struct jit *j, int reg)
 	EMIT(j, 0x58 + (reg & 7));
 }
 
-/* The spill slots an expression needs. */
+/*
+ * The spill slots an expression needs: a binary operator keeps its left
+ * operand in one while it computes the right, and a call keeps its
+ * first arguments while it computes the next.
+ */
 static int slots(const struct node *n)
 {
-	int i, s, most = 0;
+	bool call = n->kind == N_CALL, binop = n->kind == N_BINOP;
+	int i, s, most = call ? n->nr_kids : 0;
 
-	switch (n->kind) {
-	case N_BINOP:
-		s = slots(n->kid[0]);
-		return s > 1 + slots(n->kid[1]) ? s : 1 + slots(n->kid[1]);
-	case N_CALL:
-		most = n->nr_kids;
-		/* fall through */
-	default:
-		for (i = 0; i < n->nr_kids; i++) {
-			s = (n->kind == N_CALL ? i : 0) + slots(n->kid[i]);
-			if (s > most)
-				most = s;
-		}
-		return most;
+	for (i = 0; i < n->nr_kids; i++) {
+		s = (call || binop ? i : 0) + slots(n->kid[i]);
+		if (s > most)
+			most = s;
 	}
+	return most;
 }
 
 static void gen(struct jit *j, const struct node *n, int depth);
@@ -869,12 +878,18 @@ static void gen_divide(struct jit *j, bool mod)
 static uint8_t setcc(int op)
 {
 	switch (op) {
-	case '<': return 0x9c;
-	case '>': return 0x9f;
-	case T_LE: return 0x9e;
-	case T_GE: return 0x9d;
-	case T_EQ: return 0x94;
-	default: return 0x95;
+	case '<':
+		return 0x9c;
+	case '>':
+		return 0x9f;
+	case T_LE:
+		return 0x9e;
+	case T_GE:
+		return 0x9d;
+	case T_EQ:
+		return 0x94;
+	default:
+		return 0x95;
 	}
 }
 
@@ -1219,7 +1234,7 @@ static void check_values_hand(struct results *r, struct program *prog,
 	int64_t got;
 	int f;
 
-	for (i = 0; i < sizeof(check_values) / sizeof(check_values[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(check_values); i++) {
 		e = &check_values[i];
 		f = find_func(prog, e->func);
 		got = f < 0 ? 0 : jit_call(j, f, e->arg);
