@@ -80,7 +80,10 @@ static struct frame *child(struct frame *parent, const char *name, size_t len)
 	if (*link && !cmp)
 		return *link;
 	f = calloc(1, sizeof(*f));
-	if (!f || !(f->name = strndup(name, len)))
+	if (!f)
+		oom();
+	f->name = strndup(name, len);
+	if (!f->name)
 		oom();
 	f->sibling = *link;
 	*link = f;
@@ -158,16 +161,19 @@ static int deepest(const struct graph *g, const struct frame *f, int depth)
 	return most;
 }
 
+/* At most @max characters of @s, as XML text. */
 static void put_escaped(FILE *out, const char *s, size_t max)
 {
+	static const char *const entity[256] = {
+		['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;",
+		['"'] = "&quot;",
+	};
+
 	for (; *s && max; s++, max--) {
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		default: fputc(*s, out);
-		}
+		if (entity[(uint8_t)*s])
+			fputs(entity[(uint8_t)*s], out);
+		else
+			fputc(*s, out);
 	}
 }
 
@@ -194,7 +200,9 @@ static void colour(const char *name, int rgb[3])
 	} else if (ends_with(name, "_[k]")) {
 		rgb[0] = 230; rgb[1] = 120 + b; rgb[2] = 40 + a / 2;
 	} else if (!strcmp(name, "[unknown]") || !strcmp(name, "all")) {
-		rgb[0] = rgb[1] = rgb[2] = 180 + a / 2;
+		rgb[0] = 180 + a / 2;
+		rgb[1] = rgb[0];
+		rgb[2] = rgb[0];
 	} else {
 		rgb[0] = 205 + a * 50 / 64; rgb[1] = 60 + b * 2; rgb[2] = 40;
 	}
