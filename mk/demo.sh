@@ -53,8 +53,12 @@ pick_perf() {
 	fi
 }
 
+# perf record -h lists the record modes it knows (and exits non-zero).
 has_sframe() {
-	"$perf" record --call-graph=sframe -h 2>&1 | grep -qi sframe
+	local help
+
+	help=$("$perf" record -h 2>&1 || true)
+	grep -q 'record_mode:.*sframe' <<< "$help"
 }
 
 # The call graph of perf report, without its header and cut short.
