@@ -81,6 +81,22 @@ for t in $targets; do
 		"${dec:--}" "${walker:--}" "$result")")
 done
 
+# All the targets' corpora together: llvm-cov takes the first binary
+# as an argument, the others as -object.
+all=
+objs=()
+for t in $targets; do
+	[ ${#objs[@]} = 0 ] && objs+=("$out/cov_$t") || objs+=(-object "$out/cov_$t")
+done
+llvm-profdata merge -o "$out/cov/all.profdata" "$out"/cov/fuzz_*.profdata &&
+	llvm-cov report "${objs[@]}" \
+		-instr-profile="$out/cov/all.profdata" \
+		"$unwind/sframe.c" "$unwind/sframe_user.c" \
+		>"$out/cov/all.txt" 2>/dev/null &&
+	all=$(printf '%-10s %12s %9s %6s %7s %7s  %-15s %-15s' together '' '' \
+		'' '' '' "$(cov_of 'unwind/sframe.c' "$out/cov/all.txt")" \
+		"$(cov_of 'unwind/sframe_user.c' "$out/cov/all.txt")")
+
 echo
 echo "make fuzz FUZZ_TIME=$time ($(clang --version | head -n 1))"
 printf '%-10s %12s %9s %6s %7s %7s  %-15s %-15s %s\n' target execs \
@@ -88,6 +104,7 @@ printf '%-10s %12s %9s %6s %7s %7s  %-15s %-15s %s\n' target execs \
 for r in "${rows[@]}"; do
 	echo "$r"
 done
+[ -z "$all" ] || echo "$all"
 echo "(cov/ft: libFuzzer's edge and feature counters over the target and"
 echo " the code under test; l/b: line and branch coverage of the file by"
 echo " the target's corpus)"

@@ -272,8 +272,10 @@ static void op_append(struct fuzz_in *in)
 		f.rep_size = 1 + fin_u8(in) % 64;
 		limit = f.rep_size;
 	}
-	if (nr > limit)
-		nr = f.fre_count = limit;
+	if (nr > limit) {
+		nr = limit;
+		f.fre_count = nr;
+	}
 	make_rows(in, rows, nr, limit);
 	if (bad < NR_BAD)
 		corrupt(bad, &f, rows, nr);
@@ -546,7 +548,8 @@ static void lookup(unsigned long pc, u32 schedule)
 	g.in_lookup = true;
 	g.schedule = schedule;
 	g.reads = 0;
-	g.ran_step = g.ran_stray = false;
+	g.ran_step = false;
+	g.ran_stray = false;
 	g.nr_states = 0;
 	g.states_lost = false;
 	save_state();

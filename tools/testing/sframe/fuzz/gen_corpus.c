@@ -84,8 +84,11 @@ static void gen_elf(void)
 
 /* ---- fuzz_jit ---- */
 
-enum { J_APPEND, J_TOMB = 2, J_SEQ, J_COMPACT, J_REUSE, J_STRAY, J_FLUSH,
-       J_LOOKUP };
+/* Operation bytes of a writer program, see run_program() in fuzz_jit.c. */
+enum {
+	J_APPEND, J_TOMB = 2, J_SEQ, J_COMPACT, J_REUSE, J_STRAY, J_FLUSH,
+	J_LOOKUP,
+};
 
 /* A function of @nr rows (1 to 8) of the usual push/mov %rbp shape. */
 static void j_append(struct buf *b, unsigned int nr, u8 bad, u8 gap,

@@ -10,6 +10,7 @@
 #include <linux/compiler.h>
 
 #undef smp_load_acquire
+/* Acquire, as in the kernel: pairs with the writer's store-release. */
 #define smp_load_acquire(p) ({					\
 	sframe_fuzz_shared_read();				\
 	__atomic_load_n(p, __ATOMIC_ACQUIRE); })

@@ -22,7 +22,7 @@ static inline void rcu_read_lock(void)
 static inline void rcu_read_unlock(void)
 {
 	if (sframe_fuzz_rcu_depth <= 0)
-		sframe_fuzz_rcu_misuse("rcu_read_unlock() without a lock");
+		sframe_fuzz_rcu_misuse("an unlock without a lock");
 	sframe_fuzz_rcu_depth--;
 }
 
