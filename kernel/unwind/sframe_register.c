@@ -854,8 +854,8 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
  */
 int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
 {
-	struct sframe_mm *old = sframe_mm_locked(oldmm), *smm;
 	VMA_ITERATOR(vmi, mm, 0);
+	struct sframe_mm *old = sframe_mm_locked(oldmm), *smm;
 	struct vm_area_struct *vma;
 	struct sframe_region *r;
 	unsigned long index = 0;
