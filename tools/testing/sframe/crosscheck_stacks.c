@@ -33,6 +33,11 @@
  * comparison stops at that PC, after checking it.  Everything before it
  * must be equal in the three walks, frame by frame.
  *
+ * One exception: a sample that interrupts libgcc's unwinder (a C++
+ * exception being thrown) is not walked by backtrace(), which is libgcc's
+ * unwinder too and not reentrant there (its FDE cache is caught half
+ * updated, and it crashes); ours and libunwind are compared as usual.
+ *
  * The result line starts with "ok" or "FAIL"; details of the first
  * mismatching samples follow, symbolized.
  */
@@ -41,6 +46,7 @@
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +75,7 @@ static struct {
 	timer_t timer;
 	bool armed;
 	bool stop;
+	volatile bool in_handler;
 	uint64_t rng;
 	struct timespec until;
 	unsigned long min;
@@ -80,6 +87,10 @@ static struct {
 	unsigned long deepest;
 	unsigned long bad;
 	unsigned long lu_fail;
+	unsigned long in_libgcc;
+	/* libgcc_s's executable segments. */
+	uint64_t gcc_start;
+	uint64_t gcc_end;
 	struct xc_bad keep[XC_KEEP];
 } xc;
 
@@ -189,6 +200,17 @@ static bool xc_time_up(void)
 		now.tv_nsec >= xc.until.tv_nsec);
 }
 
+/* Is any frame libunwind found in libgcc_s? */
+static bool xc_in_libgcc(const uint64_t *pcs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pcs[i] >= xc.gcc_start && pcs[i] < xc.gcc_end)
+			return true;
+	return false;
+}
+
 static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
 {
 	static uint64_t pcs[3][XC_DEPTH];
@@ -197,9 +219,17 @@ static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
 
 	if (xc.stop)
 		return;
+	xc.in_handler = true;
 	n[0] = uwalk_ucontext(uc, pcs[0], XC_DEPTH);
 	n[1] = xc_libunwind(uc, pcs[1], XC_DEPTH);
-	n[2] = xc_backtrace(pcs[0][0], pcs[2], XC_DEPTH);
+	if (n[1] > 0 && xc_in_libgcc(pcs[1], n[1])) {
+		/* See the head of this file: ours and libunwind only. */
+		xc.in_libgcc++;
+		memcpy(pcs[2], pcs[1], n[1] * sizeof(pcs[1][0]));
+		n[2] = n[1];
+	} else {
+		n[2] = xc_backtrace(pcs[0][0], pcs[2], XC_DEPTH);
+	}
 	xc.samples++;
 	if (n[1] <= 0 || n[2] <= 0) {
 		xc.lu_fail++;
@@ -216,6 +246,7 @@ static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
 		xc.stop = true;
 	else
 		xc_arm();
+	xc.in_handler = false;
 	errno = saved;
 }
 
@@ -280,9 +311,10 @@ static void xc_report(void)
 		out = stderr;
 	ok = !xc.bad && xc.top_covered >= xc.min;
 	fprintf(out,
-		"%s stacks %s: %lu samples, %lu with the top frame in our tables (%d objects, %lu functions), %lu frames compared, deepest %lu, %lu ended at a frame without a table: %lu mismatches\n",
+		"%s stacks %s: %lu samples, %lu with the top frame in our tables (%d objects, %lu functions), %lu frames compared, deepest %lu, %lu ended at a frame without a table, %lu in libgcc's unwinder (no backtrace()): %lu mismatches\n",
 		ok ? "ok" : "FAIL", xc_name(), xc.samples, xc.top_covered,
-		objs, funcs, xc.frames, xc.deepest, xc.reached_end, xc.bad);
+		objs, funcs, xc.frames, xc.deepest, xc.reached_end,
+		xc.in_libgcc, xc.bad);
 	if (xc.top_covered < xc.min)
 		fprintf(out, "  fewer than %lu samples in our tables\n", xc.min);
 	for (i = 0; i < XC_KEEP && i < (int)xc.bad; i++) {
@@ -293,6 +325,53 @@ static void xc_report(void)
 	}
 	if (out != stderr)
 		fclose(out);
+}
+
+/*
+ * A crash, in the program or in one of the walks: say where, with the
+ * stack as our walker sees it, then die of the signal.
+ */
+static void xc_on_fault(int sig, siginfo_t *si, void *ucv)
+{
+	static const char *const who[1] = { "at the fault, by ours" };
+	uint64_t pcs[64];
+	FILE *out = stderr;
+	const char *path = getenv("XC_STACKS_REPORT");
+	int n = uwalk_ucontext(ucv, pcs, 64);
+
+	if (path)
+		out = fopen(path, "a");
+	if (!out)
+		out = stderr;
+	fprintf(out, "FAIL stacks %s: signal %d at address %p, %s a sample\n",
+		xc_name(), sig, si->si_addr,
+		xc.in_handler ? "while walking" : "outside");
+	xc_print_stack(out, who[0], pcs, n);
+	fflush(out);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int xc_find_libgcc(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uint64_t a;
+	int i;
+
+	if (!strstr(info->dlpi_name, "/libgcc_s.so"))
+		return 0;
+	xc.gcc_start = UINT64_MAX;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		a = info->dlpi_addr + ph->p_vaddr;
+		if (a < xc.gcc_start)
+			xc.gcc_start = a;
+		if (a + ph->p_memsz > xc.gcc_end)
+			xc.gcc_end = a + ph->p_memsz;
+	}
+	return 1;
 }
 
 static unsigned long xc_env(const char *name, unsigned long def)
@@ -312,6 +391,7 @@ __attribute__((constructor)) static void xc_start(void)
 		.sa_sigaction = xc_on_prof,
 		.sa_flags = SA_SIGINFO | SA_RESTART,
 	};
+	struct sigaction fault = { .sa_flags = SA_SIGINFO };
 	uint64_t warm[XC_DEPTH];
 	void *bt[4];
 
@@ -328,8 +408,12 @@ __attribute__((constructor)) static void xc_start(void)
 	}
 	/* backtrace() loads libgcc_s on first use: not in the handler. */
 	backtrace(bt, 4);
+	dl_iterate_phdr(xc_find_libgcc, NULL);
 	uwalk_here(warm, XC_DEPTH);
 	sev._sigev_un._tid = syscall(SYS_gettid);
+	fault.sa_sigaction = xc_on_fault;
+	sigaction(SIGSEGV, &fault, NULL);
+	sigaction(SIGBUS, &fault, NULL);
 	if (sigaction(SIGPROF, &sa, NULL) ||
 	    timer_create(CLOCK_MONOTONIC, &sev, &xc.timer)) {
 		perror("crosscheck_stacks: timer");
