@@ -58,7 +58,7 @@ for t in $targets; do
 	if [ $rc != 0 ]; then
 		result="CRASH, see $log"
 		fail=1
-		grep -E 'invariant broken|ERROR:|SUMMARY|artifact' "$log" | head -n 5
+		grep -E 'invariant broken|^  [^ #]|ERROR:|SUMMARY|artifact' "$log" | head -n 8
 	fi
 
 	# Source coverage of the decoder and walker by the whole corpus.
