@@ -79,9 +79,9 @@ declare -A claims=()	# file -> "step[:partial] step..." in step order
 claim_files() {
 	local f name entry path flag matched exact pat
 
-	changed=$(git -C "$tree" diff --name-only --no-renames base HEAD)
+	changed=$(git -C "$tree" diff --name-only --no-renames base "$head")
 	deleted=$(git -C "$tree" diff --name-only --no-renames \
-		--diff-filter=D base HEAD)
+		--diff-filter=D base "$head")
 	[ -z "$deleted" ] || die "the tree deletes base files, which mk/series.sh does not stage: $deleted"
 	# Exact paths first.
 	for name in "${names[@]}"; do
@@ -195,14 +195,14 @@ step_blob() {
 	local src=$tmp/content
 
 	if [ "$partial" = 0 ]; then
-		git -C "$tree" rev-parse "HEAD:$f"
+		git -C "$tree" rev-parse "$head:$f"
 		return
 	fi
 	cut=$strip_dir/$step/$f.cut
 	diff=$strip_dir/$step/$f.diff
 	[ -f "$cut" ] || [ -f "$diff" ] ||
 		die "$f is partial at step $step but neither ${cut#"$top"/} nor ${diff#"$top"/} exists"
-	git -C "$tree" cat-file blob "HEAD:$f" > "$src"
+	git -C "$tree" cat-file blob "$head:$f" > "$src"
 	if [ -f "$cut" ]; then
 		apply_cut "$cut" < "$src" > "$src.cut" ||
 			die "${cut#"$top"/} no longer fits $f; update it to the file's current content"
@@ -218,7 +218,7 @@ step_blob() {
 }
 
 file_mode() {
-	git -C "$tree" ls-tree HEAD -- "$1" | awk '{ print $1 }'
+	git -C "$tree" ls-tree "$head" -- "$1" | awk '{ print $1 }'
 }
 
 # ---- the commits -------------------------------------------------------
@@ -269,7 +269,7 @@ build_commits() {
 	unset GIT_INDEX_FILE
 	git --git-dir="$work" update-ref refs/heads/series "$parent"
 	git --git-dir="$work" tag -f base "$base" >/dev/null
-	[ "$prev_tree" = "$(git -C "$tree" rev-parse "HEAD^{tree}")" ] ||
+	[ "$prev_tree" = "$(git -C "$tree" rev-parse "$head^{tree}")" ] ||
 		die "the series does not reproduce $tree (a bug in mk/series.sh or its steps)"
 	note "$n commits on top of base reproduce $tree exactly"
 }
