@@ -26,7 +26,6 @@ for mode in "$@"; do
 		rc=1
 		continue
 	fi
-	grep '^exprjit:' "$out/$mode.log"
 	"$perf" report -i "$data" --stdio --no-children --comm exprjit \
 		--sort sym --percent-limit 2 -g graph,2,caller \
 		> "$out/$mode.report" 2> /dev/null
