@@ -151,7 +151,6 @@ static _Unwind_Reason_Code gcc_frame(struct _Unwind_Context *ctx, void *arg)
 	return w->n < w->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
-
 static NOINLINE int walk_libgcc(uint64_t *pcs, int max)
 {
 	struct gcc_walk w = { .pcs = pcs, .max = max };
@@ -198,6 +197,7 @@ static const struct {
 	{ "lu-step", walk_lu_step, false },
 	{ "lu-bt", walk_lu_bt, false },
 };
+
 #define NWALKERS	(sizeof(walkers) / sizeof(walkers[0]))
 #define OURS		1
 

@@ -24,9 +24,9 @@ __attribute__((noinline)) long FRAME_STACK_FN(int depth,
 	if (depth <= 0) {
 		FRAME_STACK_RA = __builtin_return_address(0);
 		r = leaf(arg);
-	}
-	else
+	} else {
 		r = FRAME_STACK_FN(depth - 1, leaf, arg);
+	}
 	/* Not a sibling call: each level keeps its frame. */
 	return r + local[depth & 3];
 }
