@@ -41,9 +41,14 @@ export CCACHE_BASEDIR=$build
 mkdir -p "$wd" "$build/logs"
 exec > >(tee "$log") 2>&1
 
+# A snapshot of the series: "make series" may rewrite build/series/
+# while this runs.
+rm -rf "$wd/patches"
+mkdir -p "$wd/patches"
+cp "$series"/[0-9][0-9][0-9][0-9]-*.patch "$wd/patches/" 2>/dev/null ||
+	die "no patches in $series; run 'make series'"
 patches=()
-for p in "$series"/[0-9][0-9][0-9][0-9]-*.patch; do
-	[ -f "$p" ] || continue
+for p in "$wd"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
 	[ "${p##*/}" = 0000-cover-letter.patch ] && continue
 	patches+=("$p")
 done
