@@ -304,8 +304,9 @@ exceptions_text() {
 
 	[ -f "$f" ] || return 0
 	awk '/^#/ { next } /^[A-Z_]+[ \t]/ {
-		t = $1; sub(/^[A-Z_]+[ \t]+[^ \t]+[ \t]+/, "")
-		printf "- %s: %s\n", t, $0 }' "$f" | fmt -t -w 72
+		t = $1; g = ($2 == "-") ? "" : " in " $2
+		sub(/^[A-Z_]+[ \t]+[^ \t]+[ \t]+/, "")
+		printf "- %s%s: %s\n", t, g, $0 }' "$f" | fmt -t -w 72
 }
 
 cover_body() {
