@@ -258,6 +258,7 @@ static void op_append(struct fuzz_in *in)
 	u32 count = shadow_count(), nr, limit, k;
 	u8 b = fin_u8(in);
 	enum bad_append bad = fin_u8(in) % (NR_BAD * 4);
+	bool stray;
 
 	nr = 1 + (b & 7);
 	if (count >= g.fde_cap || nr > g.fre_cap - g.rows_used)
@@ -279,11 +280,18 @@ static void op_append(struct fuzz_in *in)
 	make_rows(in, rows, nr, limit);
 	if (bad < NR_BAD)
 		corrupt(bad, &f, rows, nr);
+	/*
+	 * A function that starts before the end of the last one breaks the
+	 * order the protocol requires: which descriptor covers a PC then
+	 * depends on the count, so a lookup that reads the count before
+	 * the append and the flags after it answers for no single state.
+	 */
+	stray = f.func_start < g.last_end;
 	for (k = 0; k < nr; k++)
 		push(g.v.fre_off + (g.rows_used + k) * sizeof(rows[0]),
-		     &rows[k], sizeof(rows[k]), false, false);
-	push(g.v.fde_off + count * sizeof(f), &f, sizeof(f), false, false);
-	push_u32(HDR_COUNT, count + 1, true, false);
+		     &rows[k], sizeof(rows[k]), false, stray);
+	push(g.v.fde_off + count * sizeof(f), &f, sizeof(f), false, stray);
+	push_u32(HDR_COUNT, count + 1, true, stray);
 	g.rows_used += nr;
 	if (f.func_start >= g.last_end)
 		g.last_end = f.func_start + f.func_size;
@@ -535,6 +543,27 @@ void sframe_fuzz_shared_read(void)
 		g.seq_first = g.seq_last;
 }
 
+/* What the lookup may have seen, for the report of a failed check. */
+static void dump_states(void)
+{
+	const struct sframe_jit_fde *f;
+	unsigned int k;
+	u32 i, count;
+
+	for (k = 0; k < g.nr_states; k++) {
+		count = mem_u32(states[k], HDR_COUNT);
+		fprintf(stderr, "state %u: count %u seq %u\n", k, count,
+			mem_u32(states[k], HDR_SEQ));
+		for (i = 0; i < count && i < g.fde_cap; i++) {
+			f = fde_at(states[k], i);
+			fprintf(stderr, "  %u: %#llx +%#x flags %#x type %u rep %u rows %u at %u\n",
+				i, (unsigned long long)f->func_start,
+				f->func_size, f->flags, f->type, f->rep_size,
+				f->fre_count, f->fre_start);
+		}
+	}
+}
+
 static void lookup(unsigned long pc, u32 schedule)
 {
 	struct sframe_row row, poison;
@@ -574,9 +603,10 @@ static void lookup(unsigned long pc, u32 schedule)
 		return;
 	for (k = 0; k < g.nr_states && !admitted; k++)
 		admitted = ref_admits(states[k], pc, got, &row);
-	FUZZ_CHECK(admitted,
-		   "pc %#lx: %s " FZ_ROW_FMT " fits none of the %u states the lookup saw",
-		   pc, fz_result(got), FZ_ROW_ARGS(&row), g.nr_states);
+	if (!admitted)
+		dump_states();
+	FUZZ_CHECK(admitted, "pc %#lx: %s fits none of the %u states the lookup saw",
+		   pc, fz_result(got), g.nr_states);
 }
 
 /* A PC around a published function, or anywhere in the text range. */
