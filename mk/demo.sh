@@ -128,6 +128,8 @@ for mode in $done_modes; do
 			m, t ? 100 * r / t : 0, r, t
 	}'
 done
+echo "  (fp stops at the first JIT frame, whose %rbp holds data; sframe"
+echo "  follows the rows libsframe_jit published, and exprjit's .sframe)"
 echo "flame graphs (open in a browser; hover for numbers):"
 for mode in $done_modes; do
 	echo "  $out/$mode.svg"
