@@ -18,19 +18,20 @@
 #    configuration builds: no warning.
 # It prints a summary line per patch, then scripts/get_maintainer.pl for
 # the whole series, and exits non-zero if any check failed.  The full
-# log is build/logs/series-check.log.
+# log is build/logs/series-check.log (NAME.log for SERIES_CHECK_DIR=.../NAME).
 #
 # Heavy: one kernel build per patch.  Not part of "make check".
-# SKIP_BUILD=1 runs everything but the builds (and so sparse).
+# SKIP_BUILD=1 runs everything but the builds (and so sparse);
+# SERIES_CHECK_DIR=dir works there instead of build/series-check.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 series=${SERIES_OUT:-$build/series}
-wd=$build/series-check
+wd=${SERIES_CHECK_DIR:-$build/series-check}
 clone=$wd/linux
 kout=$wd/kbuild
 exceptions=$top/mk/series/checkpatch-exceptions
-log=$build/logs/series-check.log
+log=$build/logs/${wd##*/}.log
 jobs=${JOBS:-$(nproc)}
 kmake=(make -s -C "$clone" O="$kout" CC="ccache gcc" HOSTCC="ccache gcc"
 	LOCALVERSION= -j"$jobs")
