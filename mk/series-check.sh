@@ -122,7 +122,10 @@ build_kernel() {
 
 # checkpatch's reports as "LEVEL TYPE FILE" lines, FILE "-" if none named.
 checkpatch_reports() {
-	(cd "$clone" && perl scripts/checkpatch.pl --strict --show-types \
+	# spdxcheck.py needs the python3-ply and python3-git of
+	# mk/packages.txt: the system's python3, not another one in PATH.
+	(cd "$clone" && PATH=/usr/bin:$PATH perl scripts/checkpatch.pl \
+		--strict --show-types \
 		--no-summary --color=never "$1") | awk '
 	function flush() { if (lvl != "") print lvl, type, (file == "" ? "-" : file); lvl = "" }
 	/^(ERROR|WARNING|CHECK):[A-Z_0-9]+:/ {
