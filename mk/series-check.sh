@@ -243,7 +243,7 @@ for i in "${!commits[@]}"; do
 	if [ $bstat = ok ]; then check_sparse; else sp_warn=-; fi
 	result=ok
 	if [ $bstat = FAILED ] || [ $cp_err != 0 ] || [ $cp_warn != 0 ] ||
-	   [ "$kd_warn" != 0 ] || [ "$sp_warn" != 0 ]; then
+	   [ "$kd_warn" != 0 ] || { [ "$sp_warn" != 0 ] && [ "$sp_warn" != - ]; }; then
 		result=FAILED
 		failed=$((failed + 1))
 	fi
