@@ -27,7 +27,7 @@ for mode in "$@"; do
 		continue
 	fi
 	"$perf" report -i "$data" --stdio --no-children --comm exprjit \
-		--sort sym --percent-limit 2 -g graph,2,caller \
+		--sort sym --percent-limit 5 -g graph,2,caller \
 		> "$out/$mode.report" 2> /dev/null
 	"$perf" script -i "$data" --comm exprjit > "$out/$mode.script" \
 		2> /dev/null
