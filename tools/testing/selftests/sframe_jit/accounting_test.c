@@ -121,7 +121,12 @@ TEST_F(accounting, failed_registration_charges_nothing)
 	ASSERT_EQ(0, munmap(h, h->map_size));
 }
 
-TEST_F(accounting, ten_thousand_register_unregister_cycles_leak_nothing)
+/*
+ * A few seconds on the test kernel; minutes on the debug kernel (KASAN,
+ * lockdep, kmemleak) under emulation, past the harness's default 30 s.
+ */
+TEST_F_TIMEOUT(accounting, ten_thousand_register_unregister_cycles_leak_nothing,
+	       600)
 {
 	long pin = vm_pin_kb(), kernel = settled_kernel_kb();
 	struct sframe_jit_header *h;
