@@ -13,6 +13,7 @@
  * any case failed.  A sanitizer report aborts the run.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,12 +431,28 @@ static const struct sframe_jit_fre race_fres[] = {
 struct race {
 	struct sframe_jit_header *hdr;
 	struct sframe_jit_fde *fde;
+	unsigned long hits;	/* whole states the reader has found */
 	bool stop;
 };
+
+/*
+ * Hold the state just written until the reader finds it whole.  On a
+ * loaded machine the writer could otherwise rewrite so steadily that
+ * one state is never seen at all, which proves nothing about torn reads.
+ */
+static void race_park(struct race *r)
+{
+	unsigned long hits = __atomic_load_n(&r->hits, __ATOMIC_RELAXED);
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&r->hits, __ATOMIC_RELAXED) == hits)
+		sched_yield();
+}
 
 static void *race_writer(void *arg)
 {
 	struct race *r = arg;
+	unsigned int n = 0;
 	bool b = false;
 	u32 seq = 0;
 
@@ -448,9 +465,9 @@ static void *race_writer(void *arg)
 		__atomic_store_n(&r->fde->fre_count, b ? 2 : 4,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&r->hdr->seq, ++seq, __ATOMIC_RELEASE);
-		/* Let readers find the state whole now and then. */
-		for (unsigned int i = 0; i < 64; i++)
-			(void)__atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+		/* Every 1001st state, odd so that it is A and B in turn. */
+		if (++n % 1001 == 0)
+			race_park(r);
 	}
 	return NULL;
 }
@@ -501,6 +518,8 @@ static void race_jit(unsigned long iterations)
 			seen_b++;
 		else
 			bad++;
+		if (ret == SFRAME_FIND_HIT)
+			__atomic_fetch_add(&r.hits, 1, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
 	pthread_join(writer, NULL);
