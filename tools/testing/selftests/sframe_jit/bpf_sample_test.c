@@ -376,8 +376,10 @@ static bool bpf_skip(struct __test_metadata *_metadata)
 	if (ret && access(MAX_REGS_SYSCTL, F_OK))
 		SKIP(return true, "bpf(2): %s: no BPF_PROG_TYPE_PERF_EVENT here",
 		     strerror(-ret));
-	EXPECT_EQ(0, ret) TH_LOG("BPF_PROG_TYPE_PERF_EVENT: %s; CONFIG_BPF_EVENTS (needs CONFIG_FTRACE, CONFIG_UPROBE_EVENTS)?\n%s",
-				 strerror(-ret), verifier_log);
+	EXPECT_EQ(0, ret) TH_LOG("BPF_PROG_TYPE_PERF_EVENT: %s; %s?\n%s",
+				 strerror(-ret),
+				 "CONFIG_BPF_EVENTS (needs CONFIG_FTRACE, CONFIG_UPROBE_EVENTS)",
+				 verifier_log);
 	return ret != 0;
 }
 
@@ -533,9 +535,10 @@ static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 {
 	unsigned int i, f;
 
-	TH_LOG("%lu runs, %llu samples (program runs), %lu records read: %lu in the leaf loop, %lu of them exact",
-	       t->runs, (unsigned long long)t->count, t->records, t->leaf,
-	       t->first_bad[NR_FRAMES]);
+	TH_LOG("%lu runs, %llu samples (program runs), %lu records read",
+	       t->runs, (unsigned long long)t->count, t->records);
+	TH_LOG("%lu records in the leaf loop, %lu of them exact",
+	       t->leaf, t->first_bad[NR_FRAMES]);
 	TH_LOG("%lu helper errors (last %ld), %lu sizes not whole entries",
 	       t->errors, t->error, t->odd_sizes);
 	for (i = 0; i < NR_FRAMES; i++) {

@@ -545,9 +545,10 @@ static void tally_log(struct __test_metadata *_metadata, const char *what,
 {
 	TH_LOG("%s: %lu runs, %lu samples, %lu in the leaf loop, %lu of them exact",
 	       what, t->runs, t->ring.samples, t->in_leaf, t->exact);
-	TH_LOG("%s: longest user chain %lu, %lu without a user context, %lu bad records, %lu lost, %lu throttles",
-	       what, t->longest, t->not_user, t->ring.bad_records,
-	       t->ring.lost, t->ring.throttled);
+	TH_LOG("%s: longest user chain %lu, %lu without a user context",
+	       what, t->longest, t->not_user);
+	TH_LOG("%s: %lu bad records, %lu lost, %lu throttles",
+	       what, t->ring.bad_records, t->ring.lost, t->ring.throttled);
 }
 
 static void sampler_setup(struct __test_metadata *_metadata,
@@ -599,8 +600,10 @@ static void storm(struct __test_metadata *_metadata, struct chain *c,
 	ASSERT_EQ(0, pthread_join(thread, NULL));
 	ASSERT_EQ(0, sampler_enable(&smp, false));
 	sampler_close(&smp);
-	TH_LOG("corrupter: %lu writes, %lu republished, %lu replaced, %lu protection changes, %lu page drops",
-	       k->ops, k->republished, k->replaced, k->protected, k->dropped);
+	TH_LOG("corrupter: %lu writes, %lu republished, %lu replaced",
+	       k->ops, k->republished, k->replaced);
+	TH_LOG("corrupter: %lu protection changes, %lu page drops",
+	       k->protected, k->dropped);
 	ASSERT_EQ(0, k->error) TH_LOG("corrupter: %s: %s", k->error_what,
 				      strerror(-k->error));
 	ASSERT_EQ(0UL, t->bad_runs);

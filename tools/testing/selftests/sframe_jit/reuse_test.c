@@ -504,8 +504,10 @@ static void tally_log(struct __test_metadata *_metadata, const char *what,
 	       t->checked[IN_LEAF]);
 	TH_LOG("%s: %lu exact, %lu as the tombstone predicts, %lu cut at a JIT frame, %lu wrong",
 	       what, t->exact, t->predicted, t->truncated, t->wrong);
-	TH_LOG("%s: %lu elsewhere in JIT code, %lu without a user context, %lu bad records, %lu lost",
-	       what, t->in_jit, t->not_user, t->ring.bad_records, t->ring.lost);
+	TH_LOG("%s: %lu elsewhere in JIT code, %lu without a user context",
+	       what, t->in_jit, t->not_user);
+	TH_LOG("%s: %lu bad records, %lu lost",
+	       what, t->ring.bad_records, t->ring.lost);
 	if (!t->wrong)
 		return;
 	TH_LOG("first wrong sample: %s, layout %u:",
@@ -524,9 +526,10 @@ static void tally_log(struct __test_metadata *_metadata, const char *what,
 static void stats_log(struct __test_metadata *_metadata,
 		      const struct sframe_jit_stats *s)
 {
-	TH_LOG("registry: lookups %llu hits %llu tombstone_hits %llu seq_retries %llu malformed %llu",
+	TH_LOG("registry: lookups %llu hits %llu tombstone_hits %llu",
 	       (unsigned long long)s->lookups, (unsigned long long)s->hits,
-	       (unsigned long long)s->tombstone_hits,
+	       (unsigned long long)s->tombstone_hits);
+	TH_LOG("registry: seq_retries %llu malformed %llu",
 	       (unsigned long long)s->seq_retries,
 	       (unsigned long long)s->malformed);
 }
