@@ -212,10 +212,18 @@ static const char *rule_str(const struct xc_row *r, char *buf, size_t len)
 	return buf;
 }
 
+static const char *func_str(const struct xc_func *fn, char *buf, size_t len)
+{
+	snprintf(buf, len, "%#" PRIx64 "+%u rows %u type %u mask %d rep %u",
+		 fn->start, fn->size, fn->num_fres, fn->fre_type, fn->pcmask,
+		 fn->rep_size);
+	return buf;
+}
+
 static void compare_funcs(const struct xc_file *f, const struct xc_ours *o,
 			  const struct xc_table *t, struct xc_stats *st)
 {
-	char a[64], b[64];
+	char a[96], b[96];
 	struct xc_func of;
 	struct xc_row orow;
 	uint32_t i, r;
@@ -231,12 +239,9 @@ static void compare_funcs(const struct xc_file *f, const struct xc_ours *o,
 		    of.num_fres != lf->num_fres ||
 		    of.fre_type != lf->fre_type || of.pcmask != lf->pcmask ||
 		    of.rep_size != lf->rep_size) {
-			mismatch(f, st,
-				 "function %u: ours %#" PRIx64 "+%u rows %u type %u mask %d rep %u, libsframe %#" PRIx64 "+%u rows %u type %u mask %d rep %u",
-				 i, of.start, of.size, of.num_fres,
-				 of.fre_type, of.pcmask, of.rep_size,
-				 lf->start, lf->size, lf->num_fres,
-				 lf->fre_type, lf->pcmask, lf->rep_size);
+			mismatch(f, st, "function %u: ours %s, libsframe %s", i,
+				 func_str(&of, a, sizeof(a)),
+				 func_str(lf, b, sizeof(b)));
 			continue;
 		}
 		for (r = 0; r < lf->num_fres; r++) {
@@ -425,10 +430,12 @@ static bool check_file(const char *path)
 	lookup_random(&f, o, l, &t, &st);
 	compared = true;
 	ok = !st.mismatches;
-	printf("%s %s: %u functions, %lu rows, %lu lookups at row edges (%lu in PLT stubs: ours only), %lu at random PCs (%lu hits): %lu mismatches\n",
-	       ok ? "ok" : "FAIL", path, t.nfuncs, st.rows, st.row_lookups,
-	       st.pcmask_lib_skipped, st.random_lookups, st.random_hits,
-	       st.mismatches);
+	printf("%s %s: %u functions, %lu rows, ", ok ? "ok" : "FAIL", path,
+	       t.nfuncs, st.rows);
+	printf("%lu lookups at row edges (%lu in PLT stubs: ours only), ",
+	       st.row_lookups, st.pcmask_lib_skipped);
+	printf("%lu at random PCs (%lu hits): %lu mismatches\n",
+	       st.random_lookups, st.random_hits, st.mismatches);
 out:
 	if (!compared)
 		printf("FAIL %s\n", path);

@@ -75,7 +75,7 @@ static struct {
 	timer_t timer;
 	bool armed;
 	bool stop;
-	volatile bool in_handler;
+	bool in_handler;	/* atomic: read by xc_on_fault() */
 	uint64_t rng;
 	struct timespec until;
 	unsigned long min;
@@ -219,7 +219,7 @@ static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
 
 	if (xc.stop)
 		return;
-	xc.in_handler = true;
+	__atomic_store_n(&xc.in_handler, true, __ATOMIC_RELAXED);
 	n[0] = uwalk_ucontext(uc, pcs[0], XC_DEPTH);
 	n[1] = xc_libunwind(uc, pcs[1], XC_DEPTH);
 	if (n[1] > 0 && xc_in_libgcc(pcs[1], n[1])) {
@@ -246,7 +246,7 @@ static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
 		xc.stop = true;
 	else
 		xc_arm();
-	xc.in_handler = false;
+	__atomic_store_n(&xc.in_handler, false, __ATOMIC_RELAXED);
 	errno = saved;
 }
 
@@ -345,7 +345,8 @@ static void xc_on_fault(int sig, siginfo_t *si, void *ucv)
 		out = stderr;
 	fprintf(out, "FAIL stacks %s: signal %d at address %p, %s a sample\n",
 		xc_name(), sig, si->si_addr,
-		xc.in_handler ? "while walking" : "outside");
+		__atomic_load_n(&xc.in_handler, __ATOMIC_RELAXED) ?
+		"while walking" : "outside");
 	xc_print_stack(out, who[0], pcs, n);
 	fflush(out);
 	signal(sig, SIG_DFL);
