@@ -36,16 +36,13 @@
 #include <libunwind.h>
 #include <sframe-api.h>
 
+#include "frame_stack.h"
 #include "uwalk.h"
 
 #define NOINLINE	__attribute__((noinline))
 #define MAX_FRAMES	1024
 #define MAX_RUNS	101
-
-typedef long (*frame_stack_leaf)(void *arg);
-long frame_stack_fp(int depth, frame_stack_leaf leaf, void *arg);
-long frame_stack_nofp(int depth, frame_stack_leaf leaf, void *arg);
-extern void *frame_stack_fp_ra, *frame_stack_nofp_ra;
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 typedef int (*walker)(uint64_t *pcs, int max);
 
@@ -134,8 +131,8 @@ static NOINLINE int walk_libsframe(uint64_t *pcs, int max)
  * libunwind exports an _Unwind_Backtrace() and an _Unwind_GetIP() of its
  * own: libgcc's are taken from libgcc_s by name.
  */
-static _Unwind_Reason_Code (*gcc_backtrace)(_Unwind_Trace_Fn fn, void *arg);
-static _Unwind_Ptr (*gcc_getip)(struct _Unwind_Context *ctx);
+static typeof(_Unwind_Backtrace) *gcc_backtrace;
+static typeof(_Unwind_GetIP) *gcc_getip;
 
 struct gcc_walk {
 	uint64_t *pcs;
@@ -198,7 +195,7 @@ static const struct {
 	{ "lu-bt", walk_lu_bt, false },
 };
 
-#define NWALKERS	(sizeof(walkers) / sizeof(walkers[0]))
+#define NWALKERS	ARRAY_SIZE(walkers)
 #define OURS		1
 
 struct cell {
@@ -224,7 +221,7 @@ static double thread_ns(void)
  * Same stack: every walker sees the recursion's return address DEPTH
  * times.  Inlined into measure(), to walk from where the timed walks do.
  */
-static inline __attribute__((always_inline)) bool check_walkers(struct cell *c)
+static __always_inline bool check_walkers(struct cell *c)
 {
 	uint64_t pcs[MAX_FRAMES];
 	unsigned int w;

@@ -7,10 +7,7 @@
  * little data live across its call, as ordinary code does.
  */
 
-/* What the innermost frame calls: the measurement, on this stack. */
-typedef long (*frame_stack_leaf)(void *arg);
-
-long FRAME_STACK_FN(int depth, frame_stack_leaf leaf, void *arg);
+#include "frame_stack.h"
 
 /* The return address of each recursive call: each walk must show it. */
 void *FRAME_STACK_RA;
@@ -18,9 +15,11 @@ void *FRAME_STACK_RA;
 __attribute__((noinline)) long FRAME_STACK_FN(int depth,
 					      frame_stack_leaf leaf, void *arg)
 {
-	volatile long local[4] = { depth, depth * 3, depth * 5, depth * 7 };
+	long local[4] = { depth, depth * 3, depth * 5, depth * 7 };
 	long r;
 
+	/* The array stays in the frame, in memory, across the call. */
+	__asm__ __volatile__("" : : "r" (local) : "memory");
 	if (depth <= 0) {
 		FRAME_STACK_RA = __builtin_return_address(0);
 		r = leaf(arg);
