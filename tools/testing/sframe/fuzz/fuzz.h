@@ -101,8 +101,18 @@ static inline int fz_row_eq(const struct sframe_row *a,
 	       a->fp_off == b->fp_off;
 }
 
-#define FZ_ROW_FMT "{base %u cfa %+d ra_undef %d ra %+d fp_saved %d fp %+d signal %d}"
-#define FZ_ROW_ARGS(r) (r)->cfa_base, (r)->cfa_off, (r)->ra_undefined, \
-	(r)->ra_off, (r)->fp_saved, (r)->fp_off, (r)->signal
+/* Room for fz_row_str(): its text and seven numbers of up to 11 chars. */
+#define FZ_ROW_STR_LEN	160
+
+/* @r as text in @buf, for a report. */
+static inline const char *fz_row_str(const struct sframe_row *r, char *buf,
+				     size_t len)
+{
+	snprintf(buf, len,
+		 "{base %u cfa %+d ra_undef %d ra %+d fp_saved %d fp %+d signal %d}",
+		 r->cfa_base, r->cfa_off, r->ra_undefined, r->ra_off,
+		 r->fp_saved, r->fp_off, r->signal);
+	return buf;
+}
 
 #endif /* _SFRAME_FUZZ_H */

@@ -435,6 +435,7 @@ static bool row_sane(const struct sframe_row *row)
 static void check_lookup(const struct sframe_sec *sec, const struct ref_sec *r,
 			 bool sorted, unsigned long pc)
 {
+	char rs[FZ_ROW_STR_LEN], ws[FZ_ROW_STR_LEN];
 	struct sframe_row row, again, want, poison;
 	int got, got2, exp;
 
@@ -452,21 +453,22 @@ static void check_lookup(const struct sframe_sec *sec, const struct ref_sec *r,
 		FUZZ_CHECK(!memcmp(&row, &poison, sizeof(row)),
 			   "pc %#lx: row written on %s", pc, fz_result(got));
 	} else {
-		FUZZ_CHECK(row_sane(&row), "pc %#lx: row " FZ_ROW_FMT, pc,
-			   FZ_ROW_ARGS(&row));
+		FUZZ_CHECK(row_sane(&row), "pc %#lx: row %s", pc,
+			   fz_row_str(&row, rs, sizeof(rs)));
 	}
 	if (!sorted) {
 		FUZZ_CHECK(got != SFRAME_FIND_HIT || ref_hit_somewhere(r, pc, &row),
-			   "pc %#lx: hit " FZ_ROW_FMT " that no function containing it gives",
-			   pc, FZ_ROW_ARGS(&row));
+			   "pc %#lx: hit %s that no function containing it gives",
+			   pc, fz_row_str(&row, rs, sizeof(rs)));
 		return;
 	}
 	exp = ref_find(r, pc, &want);
 	FUZZ_CHECK(got == exp, "pc %#lx: %s, reference %s", pc,
 		   fz_result(got), fz_result(exp));
 	FUZZ_CHECK(got != SFRAME_FIND_HIT || fz_row_eq(&row, &want),
-		   "pc %#lx: row " FZ_ROW_FMT ", reference " FZ_ROW_FMT, pc,
-		   FZ_ROW_ARGS(&row), FZ_ROW_ARGS(&want));
+		   "pc %#lx: row %s, reference %s", pc,
+		   fz_row_str(&row, rs, sizeof(rs)),
+		   fz_row_str(&want, ws, sizeof(ws)));
 }
 
 static void check_func(const struct sframe_sec *sec, const struct ref_sec *r,

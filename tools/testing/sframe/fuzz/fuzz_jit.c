@@ -564,8 +564,9 @@ static void dump_states(void)
 	}
 }
 
-static void lookup(unsigned long pc, u32 schedule)
+static void check_lookup(unsigned long pc, u32 schedule)
 {
+	char rs[FZ_ROW_STR_LEN];
 	struct sframe_row row, poison;
 	bool retry, admitted = false;
 	bool tainted = g.tainted;
@@ -590,7 +591,7 @@ static void lookup(unsigned long pc, u32 schedule)
 	FUZZ_CHECK(got == SFRAME_FIND_HIT || !memcmp(&row, &poison, sizeof(row)),
 		   "pc %#lx: row written on %s", pc, fz_result(got));
 	FUZZ_CHECK(got != SFRAME_FIND_HIT || row_sane(&row),
-		   "pc %#lx: row " FZ_ROW_FMT, pc, FZ_ROW_ARGS(&row));
+		   "pc %#lx: row %s", pc, fz_row_str(&row, rs, sizeof(rs)));
 	FUZZ_CHECK(g.reads >= 1, "pc %#lx: seq never read", pc);
 	retry = (g.seq_first & 1) || g.seq_last != g.seq_first;
 	FUZZ_CHECK((got == SFRAME_FIND_RETRY) == retry,
@@ -633,19 +634,19 @@ static void lookup_all(void)
 
 	if (count > g.fde_cap)
 		count = g.fde_cap;
-	lookup(TEXT_START, 0);
-	lookup(TEXT_END - 1, 0);
+	check_lookup(TEXT_START, 0);
+	check_lookup(TEXT_END - 1, 0);
 	for (i = 0; i < count; i++) {
 		f = fde_at(g.mem, i);
 		if (f->func_start < TEXT_START || f->func_start >= TEXT_END)
 			continue;
-		lookup(f->func_start, 0);
+		check_lookup(f->func_start, 0);
 		if (f->func_start > TEXT_START)
-			lookup(f->func_start - 1, 0);
+			check_lookup(f->func_start - 1, 0);
 		if (f->func_size && f->func_start + f->func_size - 1 < TEXT_END)
-			lookup(f->func_start + f->func_size - 1, 0);
+			check_lookup(f->func_start + f->func_size - 1, 0);
 		if (f->func_start + f->func_size < TEXT_END)
-			lookup(f->func_start + f->func_size, 0);
+			check_lookup(f->func_start + f->func_size, 0);
 	}
 }
 
@@ -676,7 +677,7 @@ static void run_program(struct fuzz_in *in)
 			flush();
 			break;
 		default:
-			lookup(pick_pc(in), fin_u32(in));
+			check_lookup(pick_pc(in), fin_u32(in));
 			break;
 		}
 	}

@@ -307,6 +307,7 @@ static bool ref_add(unsigned long base, s32 off, unsigned long *res)
 static bool ref_apply(const struct sframe_row *row, unsigned long sp,
 		      unsigned long fp, struct sframe_step *st)
 {
+	char rs[FZ_ROW_STR_LEN];
 	struct sframe_step got = {};
 	bool ok;
 	int ret;
@@ -319,8 +320,8 @@ static bool ref_apply(const struct sframe_row *row, unsigned long sp,
 	st->fp_saved = row->fp_saved;
 	ret = sframe_row_apply(row, sp, fp, &got);
 	FUZZ_CHECK(ok ? ret == 0 : ret == -ERANGE,
-		   "sframe_row_apply() %d for " FZ_ROW_FMT " sp %#lx fp %#lx",
-		   ret, FZ_ROW_ARGS(row), sp, fp);
+		   "sframe_row_apply() %d for %s sp %#lx fp %#lx",
+		   ret, fz_row_str(row, rs, sizeof(rs)), sp, fp);
 	FUZZ_CHECK(!ok || (got.cfa == st->cfa && got.ra_addr == st->ra_addr &&
 			   got.fp_saved == st->fp_saved &&
 			   (!st->fp_saved || got.fp_addr == st->fp_addr)),

@@ -11,8 +11,7 @@
 #  - fuzz_walk: stacks over JIT and ELF regions and frame records.
 # gen_corpus.c writes the hand-built files.  The same toolchain gives the
 # same bytes on every run; nothing depends on time, paths or randomness.
-#
-#   tools/testing/sframe/fuzz/make-corpus.sh
+# It takes no arguments and runs from any directory.
 set -euo pipefail
 cd "$(dirname "$0")"
 top=../../../..
