@@ -90,8 +90,8 @@ int sframe_region_find(struct sframe_region *r, unsigned long pc,
 static int uwalk_add_object(struct dl_phdr_info *info, size_t size,
 			    void *data)
 {
-	unsigned long start = ULONG_MAX, end = 0, a;
 	const ElfW(Phdr) *sf = NULL;
+	unsigned long start = ULONG_MAX, end = 0, a;
 	struct sframe_region *r;
 	struct sframe_sec *sec;
 	int i;

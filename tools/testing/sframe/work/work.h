@@ -7,6 +7,16 @@
 #ifndef _SFRAME_WORK_H
 #define _SFRAME_WORK_H
 
+/*
+ * The compiler must assume that the memory at @p is read and written
+ * here: the object stays in memory, in its frame, and the stores before
+ * this point happen.
+ */
+static inline void barrier_data(void *p)
+{
+	__asm__ __volatile__("" : : "r" (p) : "memory");
+}
+
 /* A step of the call graph: recurse @depth more levels from @x. */
 typedef long (*work_fn)(int depth, long x);
 

@@ -6,9 +6,6 @@
  */
 #include "work.h"
 
-/* Keeps the compiler from folding the work away. */
-static volatile long lib_sink;
-
 static __attribute__((noinline)) long lib_mix(long x, int rounds)
 {
 	long h = x;
@@ -34,7 +31,8 @@ long lib_apply(work_fn fn, int depth, long x)
 
 	for (i = 0; i < 24; i++)
 		buf[i] = lib_mix(x + i, 8 + (x & 15));
-	lib_sink = buf[x & 15];
+	/* Keeps the compiler from folding the work away. */
+	barrier_data(buf);
 	return fn(depth, buf[(x >> 4) & 15]) + buf[3];
 }
 

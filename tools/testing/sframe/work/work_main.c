@@ -20,8 +20,8 @@
 #include "work.h"
 
 #define NOINLINE	__attribute__((noinline))
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-static volatile long sink;
 static unsigned long rng = 88172645463325252UL;
 
 static unsigned long next_rand(void)
@@ -71,11 +71,12 @@ static NOINLINE long w_vla(int depth, long x)
 /* A frame of more than a page: large CFA offsets. */
 static NOINLINE long w_big(int depth, long x)
 {
-	volatile char buf[6000];
+	char buf[6000];
 	long r;
 
 	buf[0] = (char)x;
 	buf[5999] = (char)(x >> 8);
+	barrier_data(buf);
 	r = work_dispatch(depth - 1, x + buf[0]);
 	return r + buf[5999];
 }
@@ -231,7 +232,7 @@ long work_dispatch(int depth, long x)
 
 	if (depth <= 0)
 		return w_leaf(0, x ^ (long)r);
-	return shapes[r % (sizeof(shapes) / sizeof(shapes[0]))](depth, x) + 1;
+	return shapes[r % ARRAY_SIZE(shapes)](depth, x) + 1;
 }
 
 static double cpu_seconds(void)
@@ -252,7 +253,6 @@ int main(int argc, char **argv)
 		sum += work_dispatch(8 + (int)(next_rand() % 40), sum);
 		rounds++;
 	}
-	sink = sum;
 	printf("work_main: %lu rounds, checksum %lx\n", rounds, sum);
 	return 0;
 }

@@ -31,10 +31,10 @@ extern __thread unsigned long uwalk_stack_hi
 static inline long copy_from_user_nofault(void *dst, const void __user *src,
 					  size_t size)
 {
+	unsigned long lo = uwalk_stack_lo, hi = uwalk_stack_hi;
 	unsigned long a = (unsigned long)src;
 
-	if (a < uwalk_stack_lo || a > uwalk_stack_hi ||
-	    size > uwalk_stack_hi - a)
+	if (a < lo || a > hi || size > hi - a)
 		return -EFAULT;
 	memcpy(dst, src, size);
 	return 0;
