@@ -27,7 +27,7 @@
  * The language, definitions one after another:
  *
  *	def   := NAME "(" NAME {"," NAME} ")" "=" expr      1 to 4 parameters
- *	expr  := "if" expr "then" expr "else" expr | cmp
+ *	expr  := cmp | "if" expr "then" expr "else" expr
  *	cmp   := sum [("<" | "<=" | ">" | ">=" | "==" | "!=") sum]
  *	sum   := term {("+" | "-") term}
  *	term  := unary {("*" | "/" | "%") unary}
@@ -144,14 +144,14 @@ extern const char __executable_start[], etext[];
 /* The native functions: the hot loop, and the stack walker of --check. */
 
 /*
- * The result goes through a volatile local: a leaf function that does not
- * touch the stack gets no frame from gcc even with -fno-omit-frame-pointer,
- * and the frame pointer walk should fail in the JIT code, not here.
+ * The result goes through a local in memory (the empty asm may read and
+ * change it there): a leaf function that does not touch the stack gets no
+ * frame from gcc even with -fno-omit-frame-pointer, and the frame pointer
+ * walk should fail in the JIT code, not here.
  */
 static __attribute__((noinline)) int64_t spin(int64_t x, int64_t n)
 {
-	volatile uint64_t out;
-	uint64_t h = (uint64_t)x;
+	uint64_t h = (uint64_t)x, out;
 	int64_t i;
 
 	for (i = 0; i < n; i++) {
@@ -160,6 +160,7 @@ static __attribute__((noinline)) int64_t spin(int64_t x, int64_t n)
 		h += (uint64_t)i;
 	}
 	out = h >> 48;
+	__asm__ __volatile__("" : "+m" (out));
 	return (int64_t)out;
 }
 
@@ -1144,8 +1145,7 @@ static const char check_src[] =
 	"pick(a, b, c, d) = if a then b - c * d else (b + c) % d\n"
 	"quot(a, b) = a / b\n"
 	"rem(a, b) = a % b\n"
-	"cmps(a, b) = (a < b) + 2 * (a <= b) + 4 * (a > b) + 8 * (a >= b)"
-	" + 16 * (a == b) + 32 * (a != b)\n"
+	"cmps(a, b) = (a < b) + 2 * (a <= b) + 4 * (a > b) + 8 * (a >= b) + 16 * (a == b) + 32 * (a != b)\n"
 	"neg(x) = -x - -(-3)\n"
 	"big(x) = x + 5000000000 * 2\n"
 	"nest(a, b, c) = pick(a, sq(b), tri(c), 5) + quot(b, c) * rem(c, 3)\n";
@@ -1389,7 +1389,7 @@ static int run_demo(const char *file, const char *src, const char *entry,
 	return 0;
 }
 
-static void usage(void)
+static void usage_exit(void)
 {
 	fprintf(stderr,
 		"usage: exprjit [-s SECONDS] [-e FUNCTION] [FILE]\n"
@@ -1423,17 +1423,17 @@ int main(int argc, char **argv)
 		case 's':
 			seconds = strtod(optarg, &end);
 			if (*end || !(seconds >= 0))
-				usage();
+				usage_exit();
 			break;
 		case 'e':
 			entry = optarg;
 			break;
 		default:
-			usage();
+			usage_exit();
 		}
 	}
 	if (argc - optind > 1)
-		usage();
+		usage_exit();
 	if (argc - optind == 1) {
 		file = argv[optind];
 		text = read_file(file);

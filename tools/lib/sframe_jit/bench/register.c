@@ -57,6 +57,7 @@ const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 #define EH_BLOB		80	/* bytes of CIE + FDE + terminator, padded */
 #define NAME_MAX_LEN	24
 #define MAX_METHODS	8
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* The frame every function has: push %rbp; mov %rsp,%rbp; ...; leave; ret */
 static const struct sframe_jit_row rows[NR_ROWS] = {
@@ -444,7 +445,7 @@ static struct method methods[] = {
 	{ .name = "elf_op", .run = run_elf_op, .kernel_only = true },
 };
 
-#define NR_METHODS	(sizeof(methods) / sizeof(methods[0]))
+#define NR_METHODS	ARRAY_SIZE(methods)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -529,7 +530,7 @@ static int self_check(struct bench *b)
 	return 0;
 }
 
-static void usage(void)
+static void usage_exit(void)
 {
 	fprintf(stderr,
 		"usage: register [--kernel] [--ratios-only] [--reps R] [--max N] [--dir D]\n"
@@ -564,10 +565,10 @@ static void parse(int argc, char **argv, struct bench *b, struct options *o)
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
 			b->dir = argv[++i];
 		else
-			usage();
+			usage_exit();
 	}
 	if (!o->reps || o->max_n < 1000 || o->max_n > 1000000)
-		usage();
+		usage_exit();
 }
 
 static void print_header(const struct options *o)
@@ -652,7 +653,7 @@ int main(int argc, char **argv)
 
 	parse(argc, argv, &b, &o);
 	if (o.reps > 16)
-		usage();
+		usage_exit();
 	if (b.kernel && access("/proc/sys/kernel/sframe_max_registrations",
 			       F_OK)) {
 		fprintf(stderr, "register: --kernel needs a kernel with sframe_register(2)\n");

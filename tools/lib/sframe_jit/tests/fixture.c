@@ -6,7 +6,7 @@
  * frame pointer, offsets of 1, 2 and 4 bytes, rows past 64 KiB), one in
  * another section, and calls through the PLT.
  */
-int ext(int x);
+#include "fixture.h"
 
 int leaf(int x)
 {
