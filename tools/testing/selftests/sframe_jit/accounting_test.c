@@ -7,27 +7,6 @@
  */
 #include "sframe_test.h"
 
-/* A field of /proc/self/status or /proc/meminfo, in kB; -1 if absent. */
-static long proc_kb(const char *file, const char *field)
-{
-	size_t len = strlen(field);
-	char line[256];
-	long kb = -1;
-	FILE *f;
-
-	f = fopen(file, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			kb = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
-}
-
 static long vm_pin_kb(void)
 {
 	return proc_kb("/proc/self/status", "VmPin");

@@ -535,4 +535,25 @@ static inline size_t sframe_sec_span(const struct sframe_sec_header *h)
 	return base + (fdes > fres ? fdes : fres);
 }
 
+/* A field of /proc/self/status or /proc/meminfo, in kB; -1 if absent. */
+static inline long proc_kb(const char *file, const char *field)
+{
+	size_t len = strlen(field);
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen(file, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, field, len) && line[len] == ':') {
+			kb = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
 #endif /* SFRAME_TEST_H */

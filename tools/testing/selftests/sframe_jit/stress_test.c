@@ -98,26 +98,6 @@ static bool check(const char *who, const char *what, long want, long got)
 	return false;
 }
 
-/* A field of a /proc file in kB; -1 if absent. */
-static long proc_kb(const char *file, const char *field)
-{
-	size_t len = strlen(field);
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen(file, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, field, len) && line[len] == ':') {
-			kb = strtol(line + len + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
-}
-
 /* [sframe_jit] mappings of this process. */
 static long registry_mappings(void)
 {
