@@ -410,15 +410,8 @@ static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 			       t->first_bad[f], f);
 	TH_LOG("first of them: function %lu (%u pushes, sub %u%s):",
 	       t->example_n, l.npush, l.sub, l.fp ? ", frame pointer" : "");
-	for (f = 0; f < NR_FRAMES; f++) {
-		char got[24] = "(none)";
-
-		if (f < t->example_nr)
-			snprintf(got, sizeof(got), "%#llx",
-				 (unsigned long long)t->example[f]);
-		TH_LOG("  %u want %#llx got %s", f,
-		       (unsigned long long)t->example_want[f], got);
-	}
+	chain_log(_metadata, NULL, 0, t->example_want, NR_FRAMES, t->example,
+		  t->example_nr);
 }
 
 /* Tests without the system call or perf: every layout, natively. */

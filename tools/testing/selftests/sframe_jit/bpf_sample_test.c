@@ -533,7 +533,8 @@ static void bpf_session(struct __test_metadata *_metadata, struct chain *c,
 
 static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 {
-	unsigned int i, f;
+	__u64 want[NR_FRAMES];
+	unsigned int i;
 
 	TH_LOG("%lu runs, %llu samples (program runs), %lu records read",
 	       t->runs, (unsigned long long)t->count, t->records);
@@ -546,17 +547,11 @@ static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 			continue;
 		TH_LOG("%lu leaf records first differ at frame %u (%s), e.g.:",
 		       t->first_bad[i], i, frame_name[i]);
-		for (f = 0; f < NR_FRAMES; f++) {
-			char got[24] = "(none)";
-
-			if (f < t->example_nr[i])
-				snprintf(got, sizeof(got), "%#llx",
-					 (unsigned long long)t->example[i][f]);
-			/* The IP is whatever the sample's was. */
-			TH_LOG("  %u %-24s want %#llx got %s", f, frame_name[f],
-			       (unsigned long long)(f ? t->want[f] :
-						    t->example[i][0]), got);
-		}
+		/* The IP is whatever the sample's was. */
+		memcpy(want, t->want, sizeof(want));
+		want[0] = t->example[i][0];
+		chain_log(_metadata, frame_name, 24, want, NR_FRAMES,
+			  t->example[i], t->example_nr[i]);
 	}
 }
 

@@ -411,7 +411,7 @@ static void sample_session(struct __test_metadata *_metadata,
 static void tally_log(struct __test_metadata *_metadata, enum chain which,
 		      const struct tally *t)
 {
-	unsigned int i, f;
+	unsigned int i;
 
 	TH_LOG("%lu runs, %lu samples, %lu in the leaf loop, %lu of them exact",
 	       t->runs, t->ring.samples, t->leaf, t->first_bad[NR_FRAMES]);
@@ -422,16 +422,9 @@ static void tally_log(struct __test_metadata *_metadata, enum chain which,
 			continue;
 		TH_LOG("%lu leaf samples first differ at frame %u (%s), e.g.:",
 		       t->first_bad[i], i, frame_name[which][i]);
-		for (f = 0; f < NR_FRAMES; f++) {
-			char got[24] = "(none)";
-
-			if (f < t->example_nr[i])
-				snprintf(got, sizeof(got), "%#llx",
-					 (unsigned long long)t->example[i][f]);
-			TH_LOG("  %u %-30s want %#llx got %s", f,
-			       frame_name[which][f],
-			       (unsigned long long)t->example_want[i][f], got);
-		}
+		chain_log(_metadata, frame_name[which], 30,
+			  t->example_want[i], NR_FRAMES, t->example[i],
+			  t->example_nr[i]);
 	}
 }
 

@@ -1085,7 +1085,7 @@ static void sample_session(struct __test_metadata *_metadata,
 
 static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 {
-	unsigned int i, f;
+	unsigned int i;
 
 	TH_LOG("%lu runs, %lu samples: %lu in gj_leaf, %lu elsewhere in the code area",
 	       t->calls, t->ring.samples, t->leaf, t->in_jit);
@@ -1100,15 +1100,8 @@ static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 		else
 			TH_LOG("%lu gj_leaf samples first differ at frame %u (%s), e.g.:",
 			       t->first_bad[i], i, frame_name[i]);
-		for (f = 0; f < NR_FRAMES; f++) {
-			char got[24] = "(none)";
-
-			if (f < t->example_nr[i])
-				snprintf(got, sizeof(got), "%#llx",
-					 (unsigned long long)t->example[i][f]);
-			TH_LOG("  %u %-24s want %#llx got %s", f, frame_name[f],
-			       (unsigned long long)t->example_want[i][f], got);
-		}
+		chain_log(_metadata, frame_name, 24, t->example_want[i],
+			  NR_FRAMES, t->example[i], t->example_nr[i]);
 	}
 }
 

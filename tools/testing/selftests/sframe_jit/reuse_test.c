@@ -496,8 +496,6 @@ static const char * const phase_name[] = {
 static void tally_log(struct __test_metadata *_metadata, const char *what,
 		      const struct tally *t)
 {
-	unsigned int f;
-
 	TH_LOG("%s: %lu runs, %lu samples, %lu checked (%lu in the slot function, %lu in the leaf)",
 	       what, t->runs, t->ring.samples,
 	       t->checked[IN_SLOT] + t->checked[IN_LEAF], t->checked[IN_SLOT],
@@ -512,15 +510,8 @@ static void tally_log(struct __test_metadata *_metadata, const char *what,
 		return;
 	TH_LOG("first wrong sample: %s, layout %u:",
 	       phase_name[t->example_phase], t->example_layout);
-	for (f = 0; f < t->example_want_nr; f++) {
-		char got[24] = "(none)";
-
-		if (f < t->example_nr)
-			snprintf(got, sizeof(got), "%#llx",
-				 (unsigned long long)t->example[f]);
-		TH_LOG("  %u want %#llx got %s", f,
-		       (unsigned long long)t->example_want[f], got);
-	}
+	chain_log(_metadata, NULL, 0, t->example_want, t->example_want_nr,
+		  t->example, t->example_nr);
 }
 
 static void stats_log(struct __test_metadata *_metadata,

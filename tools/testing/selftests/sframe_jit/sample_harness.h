@@ -54,4 +54,28 @@ static inline void sampler_start(struct __test_metadata *_metadata,
 				 strerror(-ret));
 }
 
+/*
+ * Log a sampled user chain beside the one expected, frame by frame,
+ * each named in a column @width wide (@names may be NULL): what a
+ * failed comparison was.
+ */
+static inline void chain_log(struct __test_metadata *_metadata,
+			     const char * const *names, int width,
+			     const __u64 *want, unsigned int n,
+			     const __u64 *got, unsigned int got_nr)
+{
+	unsigned int f;
+
+	for (f = 0; f < n; f++) {
+		char s[24] = "(none)";
+
+		if (f < got_nr)
+			snprintf(s, sizeof(s), "%#llx",
+				 (unsigned long long)got[f]);
+		TH_LOG("  %u %-*s want %#llx got %s", f, width,
+		       names ? names[f] : "",
+		       (unsigned long long)want[f], s);
+	}
+}
+
 #endif /* SAMPLE_HARNESS_H */
