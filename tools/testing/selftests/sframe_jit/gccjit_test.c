@@ -30,9 +30,7 @@
  */
 #include <elf.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <ucontext.h>
 
 #include <libgccjit.h>
 
@@ -910,59 +908,44 @@ static int trace_fn(unsigned long pc)
 	return -1;
 }
 
-static void trace_step(int sig, siginfo_t *info, void *uc)
+static void trace_step(const struct step_regs *regs)
 {
-	greg_t *regs = ((ucontext_t *)uc)->uc_mcontext.gregs;
-	unsigned long pc = regs[REG_RIP], sp = regs[REG_RSP];
-	unsigned long fp = regs[REG_RBP], cfa;
 	const struct sframe_jit_row *row;
-	int id = trace_fn(pc);
+	struct row_rule rule;
+	const char *wrong;
+	int id = trace_fn(regs->pc);
 
-	(void)sig;
-	(void)info;
 	if (id < 0)
 		return;
 	trace.steps[id]++;
-	if (pc == trace.fn[id].addr)
-		trace.entry_fp[id] = fp;
-	row = trace_row(id, pc - trace.fn[id].addr);
-	cfa = (row->cfa_base == SFRAME_JIT_ROW_CFA_FP ? fp : sp) + row->cfa_off;
-	/* A wrong row must fail the test, not fault in the handler. */
-	if (cfa <= sp || cfa > sp + 4096) {
-		trace_fail(pc, "CFA outside the stack");
-		return;
-	}
-	if (*(unsigned long *)(cfa + row->ra_off) != (unsigned long)gj_ret[id])
-		trace_fail(pc, "no return address at CFA + ra_off");
-	if (row->flags & SFRAME_JIT_ROW_FP_SAVED) {
-		if (*(unsigned long *)(cfa + row->fp_off) != trace.entry_fp[id])
-			trace_fail(pc, "no caller's FP at CFA + fp_off");
-	} else if (fp != trace.entry_fp[id]) {
-		trace_fail(pc, "FP not the caller's, and the row says unchanged");
-	}
+	if (regs->pc == trace.fn[id].addr)
+		trace.entry_fp[id] = regs->fp;
+	row = trace_row(id, regs->pc - trace.fn[id].addr);
+	rule = (struct row_rule){
+		.cfa_fp = row->cfa_base == SFRAME_JIT_ROW_CFA_FP,
+		.fp_saved = row->flags & SFRAME_JIT_ROW_FP_SAVED,
+		.cfa_off = row->cfa_off,
+		.ra_off = row->ra_off,
+		.fp_off = row->fp_off,
+	};
+	wrong = row_check(&rule, regs, trace.entry_fp[id],
+			  (unsigned long)gj_ret[id]);
+	if (wrong)
+		trace_fail(regs->pc, wrong);
 }
 
-/* Set EFLAGS.TF around the call: a SIGTRAP after each instruction. */
-static noinline unsigned long run_traced(const struct gj_code *c,
-					 unsigned long x)
+/* What single_step() runs. */
+static long run_chain_arg(void *arg)
 {
-	unsigned long r;
-
-	__asm__ volatile("pushfq; orq $0x100, (%%rsp); popfq" : : : "memory", "cc");
-	r = run_chain(c, x);
-	__asm__ volatile("pushfq; andq $~0x100, (%%rsp); popfq" : : : "memory", "cc");
-	return r;
+	return run_chain(arg, CHAIN_ARG);
 }
 
 TEST_F(native, each_generated_instruction_has_an_imported_row_that_finds_its_ra)
 {
-	struct sigaction sa = {
-		.sa_sigaction = trace_step,
-		.sa_flags = SA_SIGINFO,
-	};
 	struct sframe_jit_func f;
 	unsigned long expect;
 	unsigned int i;
+	long r;
 
 	ASSERT_EQ(NR_GJ, gj_register(&self->code, SFRAME_JIT_F_NO_KERNEL));
 	memset(&trace, 0, sizeof(trace));
@@ -977,9 +960,8 @@ TEST_F(native, each_generated_instruction_has_an_imported_row_that_finds_its_ra)
 	expect = model_entry(CHAIN_ARG);
 	/* A first run stores the return addresses the rows must find. */
 	ASSERT_EQ(expect, run_chain(&self->code, CHAIN_ARG));
-	ASSERT_EQ(0, sigaction(SIGTRAP, &sa, NULL));
-	ASSERT_EQ(expect, run_traced(&self->code, CHAIN_ARG));
-	signal(SIGTRAP, SIG_DFL);
+	ASSERT_EQ(0, single_step(trace_step, run_chain_arg, &self->code, &r));
+	ASSERT_EQ(expect, (unsigned long)r);
 	ASSERT_STREQ("", trace.error);
 	for (i = 0; i < NR_GJ; i++) {
 		TH_LOG("%-8s %lu instructions checked", gj_name[i],

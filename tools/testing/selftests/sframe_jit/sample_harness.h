@@ -55,6 +55,28 @@ static inline void sampler_start(struct __test_metadata *_metadata,
 }
 
 /*
+ * row_trace() a run of @fns, asserted, and expect that every instruction
+ * of each ran: a row never stepped through is a row not checked.  @what
+ * names the run in the log.
+ */
+static inline void rows_trace(struct __test_metadata *_metadata,
+			      const char *what, const struct trace_fn *fns,
+			      unsigned int nr, long (*run)(void *arg),
+			      void *arg, long *result)
+{
+	unsigned int i;
+
+	ASSERT_EQ(0, row_trace(fns, nr, run, arg, result))
+		TH_LOG("%s: %s", what, row_trace_error());
+	for (i = 0; i < nr; i++) {
+		int unseen = row_trace_unseen(i);
+
+		EXPECT_EQ(-1, unseen) TH_LOG("%s: %s+%d never ran", what,
+					     fns[i].fn->name, unseen);
+	}
+}
+
+/*
  * Log a sampled user chain beside the one expected, frame by frame,
  * each named in a column @width wide (@names may be NULL): what a
  * failed comparison was.

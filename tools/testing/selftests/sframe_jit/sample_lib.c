@@ -493,6 +493,94 @@ struct sframe_jit_stats jit_registry_stats(const struct sframe_jit_header *h)
 	return s;
 }
 
+/*
+ * The single stepper: one SIGTRAP handler, which hands the registers of
+ * each step to the callback of the current single_step() call.
+ */
+static step_cb step_current;
+
+static void step_signal(int sig, siginfo_t *info, void *ucontext)
+{
+	greg_t *regs = ((ucontext_t *)ucontext)->uc_mcontext.gregs;
+	struct step_regs r = {
+		.pc = regs[REG_RIP],
+		.sp = regs[REG_RSP],
+		.fp = regs[REG_RBP],
+	};
+
+	(void)sig;
+	(void)info;
+	step_current(&r);
+}
+
+/* Set EFLAGS.TF around the call: a SIGTRAP after each instruction. */
+static __attribute__((__noinline__)) long run_traced(long (*run)(void *arg),
+						     void *arg)
+{
+	long r;
+
+	__asm__ volatile("pushfq; orq $0x100, (%%rsp); popfq" : : : "memory", "cc");
+	r = run(arg);
+	__asm__ volatile("pushfq; andq $~0x100, (%%rsp); popfq" : : : "memory", "cc");
+	return r;
+}
+
+/**
+ * single_step() - call @step after each instruction of a call of @run
+ * @step: gets the registers; it runs in a signal handler.
+ * @run: what to single-step.
+ * @arg: its argument.
+ * @result: what @run returned.
+ *
+ * Return: 0, or -errno if SIGTRAP could not be caught.
+ */
+int single_step(step_cb step, long (*run)(void *arg), void *arg,
+		long *result)
+{
+	struct sigaction sa = {
+		.sa_sigaction = step_signal,
+		.sa_flags = SA_SIGINFO,
+	};
+	struct sigaction old;
+
+	step_current = step;
+	if (sigaction(SIGTRAP, &sa, &old))
+		return -errno;
+	*result = run_traced(run, arg);
+	sigaction(SIGTRAP, &old, NULL);
+	return 0;
+}
+
+/**
+ * row_check() - evaluate a frame row against the registers of a step
+ * @row: the row of the instruction about to run.
+ * @regs: the registers there.
+ * @entry_fp: %rbp at the function's entry, the caller's.
+ * @ret: the return address the function stored at entry.
+ *
+ * Return: NULL if the CFA holds @ret at ra_off and the caller's frame
+ * pointer is where the row says; otherwise what is wrong.
+ */
+const char *row_check(const struct row_rule *row,
+		      const struct step_regs *regs, unsigned long entry_fp,
+		      unsigned long ret)
+{
+	unsigned long cfa = (row->cfa_fp ? regs->fp : regs->sp) + row->cfa_off;
+
+	/* A wrong row must fail the check, not fault in the handler. */
+	if (cfa <= regs->sp || cfa > regs->sp + 4096)
+		return "CFA outside the stack";
+	if (*(unsigned long *)(cfa + row->ra_off) != ret)
+		return "no return address at CFA + ra_off";
+	if (row->fp_saved) {
+		if (*(unsigned long *)(cfa + row->fp_off) != entry_fp)
+			return "no caller's FP at CFA + fp_off";
+	} else if (regs->fp != entry_fp) {
+		return "FP not the caller's, and the row says unchanged";
+	}
+	return NULL;
+}
+
 static struct {
 	const struct trace_fn *fns;
 	unsigned int nr;
@@ -515,14 +603,21 @@ static int trace_fn_at(unsigned long pc)
 	return -1;
 }
 
-static const struct sframe_jit_fre *trace_row(const struct jit_fn *fn,
-					      __u32 off)
+static struct row_rule trace_row(const struct jit_fn *fn, __u32 off)
 {
 	unsigned int i = fn->nr_rows;
+	const struct sframe_jit_fre *row;
 
 	while (i > 1 && fn->rows[i - 1].start_off > off)
 		i--;
-	return &fn->rows[i - 1];
+	row = &fn->rows[i - 1];
+	return (struct row_rule){
+		.cfa_fp = row->cfa_base == SFRAME_JIT_CFA_FP,
+		.fp_saved = row->flags & SFRAME_JIT_FRE_FP_SAVED,
+		.cfa_off = row->cfa_off,
+		.ra_off = row->ra_off,
+		.fp_off = row->fp_off,
+	};
 }
 
 static void trace_fail(unsigned long pc, const char *what)
@@ -532,59 +627,31 @@ static void trace_fail(unsigned long pc, const char *what)
 			 what);
 }
 
-static void trace_step(int sig, siginfo_t *info, void *ucontext)
+static void trace_step(const struct step_regs *regs)
 {
-	greg_t *regs = ((ucontext_t *)ucontext)->uc_mcontext.gregs;
-	unsigned long pc = regs[REG_RIP], sp = regs[REG_RSP];
-	unsigned long fp = regs[REG_RBP];
-	const struct sframe_jit_fre *row;
 	const struct jit_fn *fn;
-	unsigned long cfa;
+	struct row_rule row;
+	const char *wrong;
 	__u32 off;
 	int id;
 
-	(void)sig;
-	(void)info;
 	trace.steps++;
-	id = trace_fn_at(pc);
+	id = trace_fn_at(regs->pc);
 	if (id < 0)
 		return;
 	fn = trace.fns[id].fn;
-	off = pc - fn->start;
+	off = regs->pc - fn->start;
 	if (fn->type == SFRAME_JIT_FDE_PCMASK)
 		off %= fn->rep_size;
 	trace.seen[id][off] = 1;
 	if (!fn->insn[off])
-		trace_fail(pc, "not an instruction the emitter emitted");
+		trace_fail(regs->pc, "not an instruction the emitter emitted");
 	if (off == 0)
-		trace.entry_fp[id] = fp;
+		trace.entry_fp[id] = regs->fp;
 	row = trace_row(fn, off);
-	cfa = (row->cfa_base == SFRAME_JIT_CFA_FP ? fp : sp) + row->cfa_off;
-	/* A wrong row must fail the check, not fault in the handler. */
-	if (cfa <= sp || cfa > sp + 4096) {
-		trace_fail(pc, "CFA outside the stack");
-		return;
-	}
-	if (*(unsigned long *)(cfa + row->ra_off) != *trace.fns[id].ret)
-		trace_fail(pc, "no return address at CFA + ra_off");
-	if (row->flags & SFRAME_JIT_FRE_FP_SAVED) {
-		if (*(unsigned long *)(cfa + row->fp_off) != trace.entry_fp[id])
-			trace_fail(pc, "no caller's FP at CFA + fp_off");
-	} else if (fp != trace.entry_fp[id]) {
-		trace_fail(pc, "FP not the caller's, and the row says unchanged");
-	}
-}
-
-/* Set EFLAGS.TF around the call: a SIGTRAP after each instruction. */
-static __attribute__((__noinline__)) long run_traced(long (*run)(void *arg),
-						     void *arg)
-{
-	long r;
-
-	__asm__ volatile("pushfq; orq $0x100, (%%rsp); popfq" : : : "memory", "cc");
-	r = run(arg);
-	__asm__ volatile("pushfq; andq $~0x100, (%%rsp); popfq" : : : "memory", "cc");
-	return r;
+	wrong = row_check(&row, regs, trace.entry_fp[id], *trace.fns[id].ret);
+	if (wrong)
+		trace_fail(regs->pc, wrong);
 }
 
 /**
@@ -605,21 +672,16 @@ static __attribute__((__noinline__)) long run_traced(long (*run)(void *arg),
 int row_trace(const struct trace_fn *fns, unsigned int nr,
 	      long (*run)(void *arg), void *arg, long *result)
 {
-	struct sigaction sa = {
-		.sa_sigaction = trace_step,
-		.sa_flags = SA_SIGINFO,
-	};
-	struct sigaction old;
+	int ret;
 
 	if (nr > TRACE_MAX_FNS)
 		return -E2BIG;
 	memset(&trace, 0, sizeof(trace));
 	trace.fns = fns;
 	trace.nr = nr;
-	if (sigaction(SIGTRAP, &sa, &old))
-		return -errno;
-	*result = run_traced(run, arg);
-	sigaction(SIGTRAP, &old, NULL);
+	ret = single_step(trace_step, run, arg, result);
+	if (ret)
+		return ret;
 	return trace.error[0] ? -EINVAL : 0;
 }
 

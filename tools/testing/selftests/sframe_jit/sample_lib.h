@@ -131,6 +131,32 @@ void jit_registry_rewrite(const struct jit_registry *r, __u32 i,
 			  const struct jit_fn *fn, __u32 first_row);
 struct sframe_jit_stats jit_registry_stats(const struct sframe_jit_header *h);
 
+/* The registers of one single step: where it is, and its frame. */
+struct step_regs {
+	unsigned long pc, sp, fp;
+};
+
+typedef void (*step_cb)(const struct step_regs *regs);
+
+int single_step(step_cb step, long (*run)(void *arg), void *arg,
+		long *result);
+
+/*
+ * What a frame row says, whichever format a test holds it in: the
+ * registry's struct sframe_jit_fre or libsframe_jit's rows.
+ */
+struct row_rule {
+	bool cfa_fp;		/* CFA from %rbp, else from %rsp */
+	bool fp_saved;		/* the caller's %rbp is at CFA + fp_off */
+	__s32 cfa_off;
+	__s32 ra_off;
+	__s32 fp_off;
+};
+
+const char *row_check(const struct row_rule *row,
+		      const struct step_regs *regs, unsigned long entry_fp,
+		      unsigned long ret);
+
 /*
  * Single-step a run of JIT functions and, at each of their instructions,
  * evaluate the row the emitter gave it against the real registers: the
