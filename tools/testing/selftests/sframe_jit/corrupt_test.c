@@ -490,13 +490,10 @@ static bool judge_sample(void *arg, const __u64 *rec, size_t words)
 	__u64 ip, nr;
 	int ret;
 
-	ret = sample_user_chain(rec, words, &ip, &chain, &nr);
-	if (ret == -EBADMSG)
-		return false;
-	if (ret) {
-		t->not_user++;
-		return true;
-	}
+	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
+					&t->not_user);
+	if (ret)
+		return ret > 0;
 	if (nr > t->longest)
 		t->longest = nr;
 	if (ip < leaf->start + leaf->spin_start ||

@@ -352,13 +352,10 @@ static bool judge_sample(void *arg, const __u64 *rec, size_t words)
 	__u64 ip, nr;
 	int ret;
 
-	ret = sample_user_chain(rec, words, &ip, &chain, &nr);
-	if (ret == -EBADMSG)
-		return false;
-	if (ret) {
-		t->not_user++;
-		return true;
-	}
+	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
+					&t->not_user);
+	if (ret)
+		return ret > 0;
 	if (!in_leaf_loop(ip))
 		return true;
 	t->leaf++;

@@ -1001,13 +1001,10 @@ static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 	unsigned int bad;
 	int ret;
 
-	ret = sample_user_chain(rec, words, &ip, &chain, &nr);
-	if (ret == -EBADMSG)
-		return false;
-	if (ret) {
-		t->not_user++;
-		return true;
-	}
+	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
+					&t->not_user);
+	if (ret)
+		return ret > 0;
 	if (!in_fn(&ctx->c->fn[GJ_LEAF], ip)) {
 		if (ip >= (unsigned long)ctx->c->area &&
 		    ip < (unsigned long)ctx->c->area + ctx->c->text_size)

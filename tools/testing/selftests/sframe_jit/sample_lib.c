@@ -907,6 +907,34 @@ int sample_user_chain(const __u64 *rec, size_t words, __u64 *ip,
 	return 0;
 }
 
+/**
+ * sample_user_chain_counted() - sample_user_chain() for a sample_cb
+ * @rec: the body of a sample of PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN.
+ * @words: its length in 64-bit words.
+ * @ip: the sampled IP.
+ * @chain: the user chain, as sample_user_chain() gives it.
+ * @nr: its length.
+ * @not_user: counts the samples without a user chain.
+ *
+ * What every callback does first: a malformed record is refused, a
+ * sample without a user chain (a kernel thread's) is counted and passed.
+ *
+ * Return: 0 with the chain; 1 for a sample without one; -EBADMSG for a
+ * malformed record.
+ */
+int sample_user_chain_counted(const __u64 *rec, size_t words, __u64 *ip,
+			      const __u64 **chain, __u64 *nr,
+			      unsigned long *not_user)
+{
+	int ret = sample_user_chain(rec, words, ip, chain, nr);
+
+	if (ret == -ENOMSG) {
+		(*not_user)++;
+		return 1;
+	}
+	return ret;
+}
+
 /* The first of @n entries of @chain that is not @want's; @n if none. */
 unsigned int chain_first_bad(const __u64 *chain, __u64 nr, const __u64 *want,
 			     unsigned int n)

@@ -455,13 +455,10 @@ static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 	int ret;
 
 	/* ip, nr, then nr entries: PERF_CONTEXT_USER and the user chain. */
-	ret = sample_user_chain(rec, words, &ip, &chain, &nr);
-	if (ret == -EBADMSG)
-		return false;
-	if (ret) {
-		t->not_user++;
-		return true;
-	}
+	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
+					&t->not_user);
+	if (ret)
+		return ret > 0;
 	if (!in_leaf_loop(j, ip)) {
 		if (ip >= (unsigned long)j->code &&
 		    ip < (unsigned long)j->code + j->code_size)
