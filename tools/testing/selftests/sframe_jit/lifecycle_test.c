@@ -21,15 +21,10 @@ FIXTURE(registry) {
 
 FIXTURE_SETUP(registry)
 {
-	__u64 code;
-
 	if (sframe_skip(_metadata))
 		return;
-	self->arena = arena_reserve(ARENA_PAGES);
-	ASSERT_NE(MAP_FAILED, self->arena);
-	code = (unsigned long)self->arena + page_size();
-	jit_reg_new(_metadata, &self->reg, code, code + 16 * page_size(),
-		    REG_FDES, REG_FRES);
+	self->arena = arena_jit_reg_new(_metadata, &self->reg, ARENA_PAGES,
+					REG_FDES, REG_FRES);
 }
 
 FIXTURE_TEARDOWN(registry)

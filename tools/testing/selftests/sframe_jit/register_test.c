@@ -354,15 +354,10 @@ FIXTURE(registry) {
 
 FIXTURE_SETUP(registry)
 {
-	__u64 code;
-
 	if (sframe_skip(_metadata))
 		return;
-	self->arena = arena_reserve(ARENA_PAGES);
-	ASSERT_NE(MAP_FAILED, self->arena);
-	code = (unsigned long)self->arena + page_size();
-	jit_reg_new(_metadata, &self->reg, code, code + 16 * page_size(),
-		    REG_FDES, REG_FRES);
+	self->arena = arena_jit_reg_new(_metadata, &self->reg, ARENA_PAGES,
+					REG_FDES, REG_FRES);
 }
 
 FIXTURE_TEARDOWN(registry)
@@ -787,21 +782,36 @@ TEST_F(registry, replace_with_bad_range_or_capacity_is_einval)
 	expect_registry_intact(_metadata, &self->reg);
 }
 
+struct span {
+	__u64 start, end;
+};
+
+#define NR_INEXACT	5
+
+/*
+ * Ranges that overlap or touch @reg's but are not it: an operation that
+ * names a registration by its range must not take any of them for it.
+ */
+static void inexact_spans(const struct jit_reg *reg,
+			  struct span other[NR_INEXACT])
+{
+	__u64 s = reg->start, e = reg->end, pg = page_size();
+
+	other[0] = (struct span){ s, e - 1 };
+	other[1] = (struct span){ s + 1, e };
+	other[2] = (struct span){ s - pg, e };
+	other[3] = (struct span){ s, e + pg };
+	other[4] = (struct span){ e, e + pg };
+}
+
 TEST_F(registry, replace_of_a_range_not_registered_exactly_is_enoent)
 {
-	__u64 s = self->reg.start, e = self->reg.end, pg = page_size();
-	struct {
-		__u64 start, end;
-	} other[] = {
-		{ s, e - 1 },
-		{ s + 1, e },
-		{ s - pg, e },
-		{ s, e + pg },
-		{ e, e + pg },
-	};
+	__u64 s = self->reg.start, e = self->reg.end;
+	struct span other[NR_INEXACT];
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(other); i++) {
+	inexact_spans(&self->reg, other);
+	for (i = 0; i < NR_INEXACT; i++) {
 		EXPECT_EQ(-ENOENT, jit_replace(other[i].start, other[i].end,
 					       REG_FDES, REG_FRES, NULL))
 			TH_LOG("case %u", i);
@@ -846,19 +856,11 @@ TEST_F(registry, unregister_frees_the_range_and_leaves_the_mapping)
 
 TEST_F(registry, unregister_of_a_range_not_registered_exactly_is_enoent)
 {
-	__u64 s = self->reg.start, e = self->reg.end, pg = page_size();
-	struct {
-		__u64 start, end;
-	} other[] = {
-		{ s, e - 1 },
-		{ s + 1, e },
-		{ s - pg, e },
-		{ s, e + pg },
-		{ e, e + pg },
-	};
+	struct span other[NR_INEXACT];
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(other); i++) {
+	inexact_spans(&self->reg, other);
+	for (i = 0; i < NR_INEXACT; i++) {
 		EXPECT_EQ(-ENOENT, range_unregister(other[i].start,
 						    other[i].end))
 			TH_LOG("case %u", i);

@@ -312,6 +312,23 @@ static inline void jit_reg_new(struct __test_metadata *_metadata,
 }
 
 /*
+ * A fresh arena of @pages pages and a registry for its 16 pages after
+ * the first: free room on both sides of the range.  Returns the arena.
+ */
+static inline char *arena_jit_reg_new(struct __test_metadata *_metadata,
+				      struct jit_reg *reg, size_t pages,
+				      __u32 nfde, __u32 nfre)
+{
+	char *arena = arena_reserve(pages);
+	__u64 code;
+
+	ASSERT_NE(MAP_FAILED, arena);
+	code = (unsigned long)arena + page_size();
+	jit_reg_new(_metadata, reg, code, code + 16 * page_size(), nfde, nfre);
+	return arena;
+}
+
+/*
  * The registry is still whole where it was, writable and not executable,
  * and still the registration of its range.
  */
