@@ -98,20 +98,26 @@ static bool check(const char *who, const char *what, long want, long got)
 	return false;
 }
 
-/* [sframe_jit] mappings of this process. */
-static long registry_mappings(void)
+/* Lines of @file that contain @needle; -1 if it cannot be read. */
+static long lines_with(const char *file, const char *needle)
 {
 	char line[512];
 	long n = 0;
-	FILE *f = fopen("/proc/self/maps", "r");
+	FILE *f = fopen(file, "r");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[sframe_jit]"))
+		if (strstr(line, needle))
 			n++;
 	fclose(f);
 	return n;
+}
+
+/* [sframe_jit] mappings of this process. */
+static long registry_mappings(void)
+{
+	return lines_with("/proc/self/maps", "[sframe_jit]");
 }
 
 /*
@@ -164,17 +170,7 @@ static long registrations(char *probe)
  */
 static long system_registries(void)
 {
-	char line[512];
-	long n = 0;
-	FILE *f = fopen("/proc/vmallocinfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, " sframe_"))
-			n++;
-	fclose(f);
-	return n;
+	return lines_with("/proc/vmallocinfo", " sframe_");
 }
 
 static long vm_pin_kb(void)
