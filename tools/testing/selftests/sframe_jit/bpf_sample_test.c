@@ -24,6 +24,7 @@
  * Needs CONFIG_BPF_EVENTS (with CONFIG_UPROBE_EVENTS, CONFIG_FTRACE) for
  * the program type; see config.
  */
+#include <assert.h>
 #include <sys/ioctl.h>
 
 #include <linux/bpf.h>
@@ -75,6 +76,7 @@ static unsigned long run_ret;
 
 /* The chain compared: the IP in the leaf, then return addresses. */
 #define NR_FRAMES	5
+static_assert(NR_FRAMES <= CHAIN_MAX, "a chain_tally holds the chain");
 
 static const char * const frame_name[NR_FRAMES] = {
 	"IP in the leaf", "leaf -> sample_bridge", "sample_bridge -> outer",
@@ -443,9 +445,7 @@ struct tally {
 	long error;			/* the last such value */
 	unsigned long odd_sizes;	/* > 0 but not whole entries */
 	unsigned long leaf;		/* with the IP in the leaf's loop */
-	unsigned long first_bad[NR_FRAMES + 1];
-	__u64 example[NR_FRAMES + 1][NR_FRAMES];
-	unsigned int example_nr[NR_FRAMES + 1];
+	struct chain_tally chains;	/* of the records in the leaf's loop */
 	__u64 want[NR_FRAMES];
 };
 
@@ -460,7 +460,7 @@ static bool in_leaf_loop(const struct chain *c, __u64 ip)
 static void tally_record(struct tally *t, const struct chain *c,
 			 const struct record *r)
 {
-	unsigned int bad, nr;
+	unsigned int nr;
 
 	t->records++;
 	if (r->ret < 0) {
@@ -478,11 +478,7 @@ static void tally_record(struct tally *t, const struct chain *c,
 		return;
 	t->leaf++;
 	t->want[0] = r->ips[0];
-	bad = chain_first_bad(r->ips, nr, t->want, NR_FRAMES);
-	if (!t->first_bad[bad]++) {
-		t->example_nr[bad] = nr < NR_FRAMES ? nr : NR_FRAMES;
-		memcpy(t->example[bad], r->ips, t->example_nr[bad] * 8);
-	}
+	chain_tally_add(&t->chains, NR_FRAMES, r->ips, nr, t->want);
 }
 
 /*
@@ -533,26 +529,14 @@ static void bpf_session(struct __test_metadata *_metadata, struct chain *c,
 
 static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 {
-	__u64 want[NR_FRAMES];
-	unsigned int i;
-
 	TH_LOG("%lu runs, %llu samples (program runs), %lu records read",
 	       t->runs, (unsigned long long)t->count, t->records);
 	TH_LOG("%lu records in the leaf loop, %lu of them exact",
-	       t->leaf, t->first_bad[NR_FRAMES]);
+	       t->leaf, t->chains.first_bad[NR_FRAMES]);
 	TH_LOG("%lu helper errors (last %ld), %lu sizes not whole entries",
 	       t->errors, t->error, t->odd_sizes);
-	for (i = 0; i < NR_FRAMES; i++) {
-		if (!t->first_bad[i])
-			continue;
-		TH_LOG("%lu leaf records first differ at frame %u (%s), e.g.:",
-		       t->first_bad[i], i, frame_name[i]);
-		/* The IP is whatever the sample's was. */
-		memcpy(want, t->want, sizeof(want));
-		want[0] = t->example[i][0];
-		chain_log(_metadata, frame_name, 24, want, NR_FRAMES,
-			  t->example[i], t->example_nr[i]);
-	}
+	chain_tally_log(_metadata, &t->chains, NR_FRAMES, "leaf records",
+			frame_name, 24);
 }
 
 /* Tests without the system call: the program, the JIT code and its rows. */
@@ -636,7 +620,7 @@ TEST_F_TIMEOUT(bpf_fp, get_stack_with_the_user_stack_only_walks_frame_pointers,
 	tally_log(_metadata, &t);
 	EXPECT_EQ(0UL, t.errors);
 	ASSERT_LE(MIN_SAMPLES, t.leaf);
-	EXPECT_EQ(0UL, t.first_bad[NR_FRAMES]);
+	EXPECT_EQ(0UL, t.chains.first_bad[NR_FRAMES]);
 }
 
 /* The new flag: the patched kernel, under QEMU. */
@@ -667,7 +651,7 @@ TEST_F_TIMEOUT(bpf_sframe, get_stack_with_user_sframe_returns_the_exact_chain,
 	EXPECT_EQ(0UL, t.errors);
 	EXPECT_EQ(0UL, t.odd_sizes);
 	ASSERT_LE(MIN_SAMPLES, t.leaf) TH_LOG("too few samples in the leaf loop");
-	EXPECT_EQ(t.leaf, t.first_bad[NR_FRAMES]);
+	EXPECT_EQ(t.leaf, t.chains.first_bad[NR_FRAMES]);
 }
 
 TEST_F_TIMEOUT(bpf_sframe, user_sframe_without_user_stack_is_einval_from_the_helper,

@@ -21,6 +21,7 @@
  * expected chain, down to the return address of elf_run (elf_run_lib)
  * into the test; frames below are not compared.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
@@ -272,6 +273,7 @@ static long run_once(enum chain which, const struct lib *lib)
 
 /* The chain after the IP, from what the last run stored. */
 #define NR_FRAMES	6
+static_assert(NR_FRAMES <= CHAIN_MAX, "a chain_tally holds the chain");
 
 static void expected_chain(enum chain which, const struct lib *lib,
 			   __u64 *want)
@@ -325,11 +327,7 @@ struct tally {
 	unsigned long runs;
 	struct ring_counts ring;
 	unsigned long leaf, not_user;
-	/* Leaf samples by first frame that differs; NR_FRAMES: none. */
-	unsigned long first_bad[NR_FRAMES + 1];
-	__u64 example[NR_FRAMES + 1][NR_FRAMES];
-	__u64 example_want[NR_FRAMES + 1][NR_FRAMES];
-	unsigned int example_nr[NR_FRAMES + 1];
+	struct chain_tally chains;	/* of the leaf samples */
 };
 
 struct judge {
@@ -348,7 +346,6 @@ static bool judge_sample(void *arg, const __u64 *rec, size_t words)
 	struct judge *jd = arg;
 	struct tally *t = jd->t;
 	const __u64 *chain;
-	unsigned int bad;
 	__u64 ip, nr;
 	int ret;
 
@@ -360,12 +357,7 @@ static bool judge_sample(void *arg, const __u64 *rec, size_t words)
 		return true;
 	t->leaf++;
 	jd->want[0] = ip;
-	bad = chain_first_bad(chain, nr, jd->want, NR_FRAMES);
-	if (!t->first_bad[bad]++) {
-		t->example_nr[bad] = nr < NR_FRAMES ? nr : NR_FRAMES;
-		memcpy(t->example[bad], chain, t->example_nr[bad] * 8);
-		memcpy(t->example_want[bad], jd->want, sizeof(jd->want));
-	}
+	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, jd->want);
 	return true;
 }
 
@@ -408,21 +400,12 @@ static void sample_session(struct __test_metadata *_metadata,
 static void tally_log(struct __test_metadata *_metadata, enum chain which,
 		      const struct tally *t)
 {
-	unsigned int i;
-
 	TH_LOG("%lu runs, %lu samples, %lu in the leaf loop, %lu of them exact",
-	       t->runs, t->ring.samples, t->leaf, t->first_bad[NR_FRAMES]);
+	       t->runs, t->ring.samples, t->leaf, t->chains.first_bad[NR_FRAMES]);
 	TH_LOG("%lu without a user context, %lu bad records, %lu lost",
 	       t->not_user, t->ring.bad_records, t->ring.lost);
-	for (i = 0; i < NR_FRAMES; i++) {
-		if (!t->first_bad[i])
-			continue;
-		TH_LOG("%lu leaf samples first differ at frame %u (%s), e.g.:",
-		       t->first_bad[i], i, frame_name[which][i]);
-		chain_log(_metadata, frame_name[which], 30,
-			  t->example_want[i], NR_FRAMES, t->example[i],
-			  t->example_nr[i]);
-	}
+	chain_tally_log(_metadata, &t->chains, NR_FRAMES, "leaf samples",
+			frame_name[which], 30);
 }
 
 /* Every leaf sample right up to frame @bad, wrong there; NR_FRAMES: exact. */
@@ -433,7 +416,7 @@ static void expect_chains(struct __test_metadata *_metadata, enum chain which,
 	EXPECT_EQ(0UL, t->not_user);
 	EXPECT_EQ(0UL, t->ring.bad_records);
 	ASSERT_LE(MIN_SAMPLES, t->leaf) TH_LOG("too few samples in the leaf loop");
-	EXPECT_EQ(t->leaf, t->first_bad[bad]);
+	EXPECT_EQ(t->leaf, t->chains.first_bad[bad]);
 }
 
 /* Tests without the system call or perf: the call paths, natively. */
@@ -524,7 +507,7 @@ TEST_F_TIMEOUT(elf, without_the_attr_bit_the_frame_pointer_walk_gets_no_chain_ri
 	sample_session(_metadata, PROGRAM, &self->lib, false, &t);
 	tally_log(_metadata, PROGRAM, &t);
 	ASSERT_LE(MIN_SAMPLES, t.leaf);
-	EXPECT_EQ(0UL, t.first_bad[NR_FRAMES]);
+	EXPECT_EQ(0UL, t.chains.first_bad[NR_FRAMES]);
 }
 
 TEST_F_TIMEOUT(elf, a_dlopened_library_registered_with_sframe_register_elf_gives_exact_chains,

@@ -28,6 +28,7 @@
  * IP is in gj_leaf must carry exactly the chain above; without it, or
  * with the functions removed, none may.
  */
+#include <assert.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -62,6 +63,7 @@ static const char * const gj_name[NR_GJ] = {
  * libc, which carry no tables, and are not compared.
  */
 #define NR_FRAMES	8
+static_assert(NR_FRAMES <= CHAIN_MAX, "a chain_tally holds the chain");
 
 static const char * const frame_name[NR_FRAMES] = {
 	"IP in gj_leaf", "gj_leaf -> gj_inner", "gj_inner -> gj_callback",
@@ -979,11 +981,7 @@ struct tally {
 	unsigned long leaf;		/* with the IP in gj_leaf */
 	unsigned long in_jit;		/* elsewhere in the code area */
 	unsigned long not_user;
-	/* Leaf samples by first frame that differs; NR_FRAMES: none. */
-	unsigned long first_bad[NR_FRAMES + 1];
-	__u64 example[NR_FRAMES + 1][NR_FRAMES];
-	__u64 example_want[NR_FRAMES + 1][NR_FRAMES];
-	unsigned int example_nr[NR_FRAMES + 1];
+	struct chain_tally chains;	/* of the gj_leaf samples */
 };
 
 struct tally_ctx {
@@ -998,7 +996,6 @@ static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 	struct tally *t = ctx->t;
 	__u64 want[NR_FRAMES], ip, nr;
 	const __u64 *chain;
-	unsigned int bad;
 	int ret;
 
 	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
@@ -1014,12 +1011,7 @@ static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 	t->leaf++;
 	memcpy(want, ctx->want, sizeof(want));
 	want[0] = ip;
-	bad = chain_first_bad(chain, nr, want, NR_FRAMES);
-	if (!t->first_bad[bad]++) {
-		t->example_nr[bad] = nr < NR_FRAMES ? nr : NR_FRAMES;
-		memcpy(t->example[bad], chain, t->example_nr[bad] * 8);
-		memcpy(t->example_want[bad], want, sizeof(want));
-	}
+	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, want);
 	return true;
 }
 
@@ -1064,24 +1056,13 @@ static void sample_session(struct __test_metadata *_metadata,
 
 static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 {
-	unsigned int i;
-
 	TH_LOG("%lu runs, %lu samples: %lu in gj_leaf, %lu elsewhere in the code area",
 	       t->calls, t->ring.samples, t->leaf, t->in_jit);
 	TH_LOG("%lu without a user context, %lu bad records, %lu lost, %lu throttles",
 	       t->not_user, t->ring.bad_records, t->ring.lost,
 	       t->ring.throttled);
-	for (i = 0; i <= NR_FRAMES; i++) {
-		if (!t->first_bad[i])
-			continue;
-		if (i == NR_FRAMES)
-			TH_LOG("%lu gj_leaf samples exact, e.g.:", t->first_bad[i]);
-		else
-			TH_LOG("%lu gj_leaf samples first differ at frame %u (%s), e.g.:",
-			       t->first_bad[i], i, frame_name[i]);
-		chain_log(_metadata, frame_name, 24, t->example_want[i],
-			  NR_FRAMES, t->example[i], t->example_nr[i]);
-	}
+	chain_tally_log(_metadata, &t->chains, NR_FRAMES, "gj_leaf samples",
+			frame_name, 24);
 }
 
 /* How the code area is known to the kernel. */
@@ -1157,7 +1138,7 @@ TEST_F_TIMEOUT(sample, callchains_in_the_leaf_are_exact_only_through_the_registr
 	EXPECT_EQ(0UL, t.not_user);
 	EXPECT_EQ(0UL, t.ring.bad_records);
 	ASSERT_LE(MIN_LEAF_SAMPLES, t.leaf) TH_LOG("too few samples in gj_leaf");
-	EXPECT_EQ(t.leaf, t.first_bad[variant->first_bad]);
+	EXPECT_EQ(t.leaf, t.chains.first_bad[variant->first_bad]);
 }
 
 TEST_HARNESS_MAIN

@@ -100,4 +100,30 @@ static inline void chain_log(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * Log the kinds of chain in @ct, of @n frames: how many of the @what
+ * samples were exact, how many first differed at each frame, with the
+ * first of them.
+ */
+static inline void chain_tally_log(struct __test_metadata *_metadata,
+				   const struct chain_tally *ct,
+				   unsigned int n, const char *what,
+				   const char * const *names, int width)
+{
+	unsigned int i;
+
+	for (i = 0; i <= n; i++) {
+		if (!ct->first_bad[i])
+			continue;
+		if (i == n) {
+			TH_LOG("%lu %s exact", ct->first_bad[i], what);
+			continue;
+		}
+		TH_LOG("%lu %s first differ at frame %u (%s), e.g.:",
+		       ct->first_bad[i], what, i, names[i]);
+		chain_log(_metadata, names, width, ct->want[i], n, ct->got[i],
+			  ct->got_nr[i]);
+	}
+}
+
 #endif /* SAMPLE_HARNESS_H */

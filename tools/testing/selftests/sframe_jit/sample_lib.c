@@ -948,6 +948,29 @@ unsigned int chain_first_bad(const __u64 *chain, __u64 nr, const __u64 *want,
 	return n;
 }
 
+/**
+ * chain_tally_add() - count a chain by the first of @n frames that differs
+ * @ct: the tally.
+ * @n: the frames compared, at most CHAIN_MAX.
+ * @chain: the sampled chain.
+ * @nr: its length.
+ * @want: the @n frames expected.
+ *
+ * Return: the first frame that differs; @n if none.
+ */
+unsigned int chain_tally_add(struct chain_tally *ct, unsigned int n,
+			     const __u64 *chain, __u64 nr, const __u64 *want)
+{
+	unsigned int bad = chain_first_bad(chain, nr, want, n);
+
+	if (!ct->first_bad[bad]++) {
+		ct->got_nr[bad] = nr < n ? nr : n;
+		memcpy(ct->got[bad], chain, ct->got_nr[bad] * sizeof(*chain));
+		memcpy(ct->want[bad], want, n * sizeof(*want));
+	}
+	return bad;
+}
+
 double elapsed(clockid_t clock, const struct timespec *since)
 {
 	struct timespec now;

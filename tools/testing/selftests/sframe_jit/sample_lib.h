@@ -222,6 +222,23 @@ int sample_user_chain_counted(const __u64 *rec, size_t words, __u64 *ip,
 unsigned int chain_first_bad(const __u64 *chain, __u64 nr,
 			     const __u64 *want, unsigned int n);
 
+/*
+ * Chains counted by the first frame that differs from the one expected,
+ * n (the frames compared) when none does; the first chain of each kind
+ * is kept, with what was expected of it, for the log.
+ */
+#define CHAIN_MAX	8	/* frames compared, at most */
+
+struct chain_tally {
+	unsigned long first_bad[CHAIN_MAX + 1];
+	__u64 got[CHAIN_MAX + 1][CHAIN_MAX];
+	__u64 want[CHAIN_MAX + 1][CHAIN_MAX];
+	unsigned int got_nr[CHAIN_MAX + 1];
+};
+
+unsigned int chain_tally_add(struct chain_tally *ct, unsigned int n,
+			     const __u64 *chain, __u64 nr, const __u64 *want);
+
 double elapsed(clockid_t clock, const struct timespec *since);
 void spin_tune(unsigned long *spin, double took);
 

@@ -59,6 +59,7 @@ static_assert(NR_STUBS * STUB_SIZE <= MAX_FN_BYTES, "stubs fit a function");
  * harness and libc, which carries no tables, and are not compared.
  */
 #define NR_FRAMES	7
+static_assert(NR_FRAMES <= CHAIN_MAX, "a chain_tally holds the chain");
 
 static const char * const frame_name[NR_FRAMES] = {
 	"IP in the leaf", "leaf -> sample_bridge", "sample_bridge -> nofp_func",
@@ -411,12 +412,7 @@ struct tally {
 	unsigned long leaf;		/* with the IP in the leaf's loop */
 	unsigned long in_jit;		/* with the IP elsewhere in JIT code */
 	unsigned long not_user;		/* chains without PERF_CONTEXT_USER */
-	/* Leaf samples by first frame that differs; NR_FRAMES: none. */
-	unsigned long first_bad[NR_FRAMES + 1];
-	/* The first such sample of each kind, for the log. */
-	__u64 example[NR_FRAMES + 1][NR_FRAMES];
-	__u64 example_want[NR_FRAMES + 1][NR_FRAMES];
-	unsigned int example_nr[NR_FRAMES + 1];
+	struct chain_tally chains;	/* of the leaf samples */
 };
 
 /* What tally_sample() compares against. */
@@ -451,7 +447,6 @@ static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 	__u64 want[NR_FRAMES];
 	const __u64 *chain;
 	__u64 ip, nr;
-	unsigned int bad;
 	int ret;
 
 	/* ip, nr, then nr entries: PERF_CONTEXT_USER and the user chain. */
@@ -468,12 +463,7 @@ static bool tally_sample(void *arg, const __u64 *rec, size_t words)
 	t->leaf++;
 	memcpy(want, ctx->want_rest, sizeof(want));
 	want[0] = ip;
-	bad = chain_first_bad(chain, nr, want, NR_FRAMES);
-	if (!t->first_bad[bad]++) {
-		t->example_nr[bad] = nr < NR_FRAMES ? nr : NR_FRAMES;
-		memcpy(t->example[bad], chain, t->example_nr[bad] * 8);
-		memcpy(t->example_want[bad], want, sizeof(want));
-	}
+	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, want);
 	return true;
 }
 
@@ -528,25 +518,13 @@ static void sample_session(struct __test_metadata *_metadata,
 static void tally_log(struct __test_metadata *_metadata,
 		      const struct tally *t)
 {
-	unsigned int i;
-
 	TH_LOG("%lu runs, %lu samples: %lu in the leaf loop, %lu elsewhere in JIT code",
 	       t->calls, t->ring.samples, t->leaf, t->in_jit);
 	TH_LOG("%lu without a user context, %lu bad records, %lu lost, %lu throttles",
 	       t->not_user, t->ring.bad_records, t->ring.lost,
 	       t->ring.throttled);
-	for (i = 0; i <= NR_FRAMES; i++) {
-		if (!t->first_bad[i])
-			continue;
-		if (i == NR_FRAMES) {
-			TH_LOG("%lu leaf samples exact", t->first_bad[i]);
-			continue;
-		}
-		TH_LOG("%lu leaf samples first differ at frame %u (%s), e.g.:",
-		       t->first_bad[i], i, frame_name[i]);
-		chain_log(_metadata, frame_name, 27, t->example_want[i],
-			  NR_FRAMES, t->example[i], t->example_nr[i]);
-	}
+	chain_tally_log(_metadata, &t->chains, NR_FRAMES, "leaf samples",
+			frame_name, 27);
 }
 
 /*
@@ -561,7 +539,7 @@ static void expect_chains(struct __test_metadata *_metadata,
 	EXPECT_EQ(0UL, t->ring.bad_records);
 	ASSERT_LE(MIN_LEAF_SAMPLES, t->leaf)
 		TH_LOG("too few samples in the leaf's loop");
-	EXPECT_EQ(t->leaf, t->first_bad[bad]);
+	EXPECT_EQ(t->leaf, t->chains.first_bad[bad]);
 }
 
 static struct sframe_jit_stats stats_read(const struct sframe_jit_header *h)
@@ -745,7 +723,7 @@ TEST_F_TIMEOUT(sample, without_the_attr_bit_the_frame_pointer_walker_gets_no_cha
 	 * The leaf and sample_bridge keep no frame record, and %rbp holds
 	 * a number there: frame 1 is already wrong.
 	 */
-	EXPECT_EQ(0UL, t.first_bad[NR_FRAMES]);
+	EXPECT_EQ(0UL, t.chains.first_bad[NR_FRAMES]);
 	EXPECT_EQ(0, memcmp(&none, &self->jit.reg.hdr->stats, sizeof(none)))
 		TH_LOG("the registry was read without the bit");
 }
