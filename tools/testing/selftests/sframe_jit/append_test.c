@@ -356,30 +356,23 @@ struct judge {
 	__u64 want[NR_FRAMES];
 };
 
-static bool judge_sample(void *arg, const __u64 *rec, size_t words)
+static void judge_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
 {
 	struct judge *jd = arg;
 	struct tally *t = jd->t;
-	const __u64 *chain;
 	unsigned int bad;
-	__u64 ip, nr;
-	int ret;
 
-	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
-					&t->not_user);
-	if (ret)
-		return ret > 0;
 	if (ip < jd->fn->start + jd->fn->spin_start ||
 	    ip >= jd->fn->start + jd->fn->spin_end) {
 		t->elsewhere++;
-		return true;
+		return;
 	}
 	t->checked++;
 	jd->want[0] = ip;
 	bad = chain_first_bad(chain, nr, jd->want, NR_FRAMES);
 	if (bad == NR_FRAMES) {
 		t->exact++;
-		return true;
+		return;
 	}
 	if (!t->first_bad[bad]++ && t->checked - t->exact == 1) {
 		t->example_nr = nr < NR_FRAMES ? nr : NR_FRAMES;
@@ -387,7 +380,6 @@ static bool judge_sample(void *arg, const __u64 *rec, size_t words)
 		memcpy(t->example_want, jd->want, sizeof(jd->want));
 		t->example_n = jd->fn->n;
 	}
-	return true;
 }
 
 static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
@@ -540,7 +532,8 @@ TEST_F_TIMEOUT(append, the_newest_function_is_exact_in_every_sample_while_append
 			.t = &t, .fn = &fn,
 			.want = { 0, self->data->ret, run_ret },
 		};
-		sampler_drain(&smp, judge_sample, &jd, &t.ring);
+		sampler_drain_chains(&smp, judge_chain, &jd, &t.not_user,
+				     &t.ring);
 		spin_tune(&self->data->spin, took);
 	}
 	__atomic_store_n(&p->stop, true, __ATOMIC_RELEASE);

@@ -481,28 +481,20 @@ struct judge {
 	__u64 want[NR_FRAMES];
 };
 
-static bool judge_sample(void *arg, const __u64 *rec, size_t words)
+static void judge_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
 {
 	struct judge *jd = arg;
 	const struct jit_fn *leaf = &jd->c->fn[FN_LEAF];
 	struct tally *t = jd->t;
-	const __u64 *chain;
-	__u64 ip, nr;
-	int ret;
 
-	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
-					&t->not_user);
-	if (ret)
-		return ret > 0;
 	if (nr > t->longest)
 		t->longest = nr;
 	if (ip < leaf->start + leaf->spin_start ||
 	    ip >= leaf->start + leaf->spin_end)
-		return true;
+		return;
 	t->in_leaf++;
 	jd->want[0] = ip;
 	t->exact += chain_first_bad(chain, nr, jd->want, NR_FRAMES) == NR_FRAMES;
-	return true;
 }
 
 /*
@@ -532,7 +524,8 @@ static void sample_runs(struct chain *c, struct sampler *smp, struct tally *t,
 				  c->data->ret[FN_MIDDLE],
 				  c->data->ret[FN_OUTER], run_ret },
 		};
-		sampler_drain(smp, judge_sample, &jd, &t->ring);
+		sampler_drain_chains(smp, judge_chain, &jd, &t->not_user,
+				     &t->ring);
 		spin_tune(&c->data->spin, took);
 	}
 }

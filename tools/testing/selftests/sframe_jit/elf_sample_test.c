@@ -341,24 +341,16 @@ static bool in_leaf_loop(__u64 ip)
 	       ip < (unsigned long)elf_leaf_spin_end;
 }
 
-static bool judge_sample(void *arg, const __u64 *rec, size_t words)
+static void judge_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
 {
 	struct judge *jd = arg;
 	struct tally *t = jd->t;
-	const __u64 *chain;
-	__u64 ip, nr;
-	int ret;
 
-	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
-					&t->not_user);
-	if (ret)
-		return ret > 0;
 	if (!in_leaf_loop(ip))
-		return true;
+		return;
 	t->leaf++;
 	jd->want[0] = ip;
 	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, jd->want);
-	return true;
 }
 
 /*
@@ -390,7 +382,8 @@ static void sample_session(struct __test_metadata *_metadata,
 		t->runs++;
 		check_stored(_metadata, which, lib);
 		expected_chain(which, lib, jd.want);
-		sampler_drain(&smp, judge_sample, &jd, &t->ring);
+		sampler_drain_chains(&smp, judge_chain, &jd, &t->not_user,
+				     &t->ring);
 		spin_tune(&leaf_spin, took);
 	}
 	ASSERT_EQ(0, sampler_enable(&smp, false));

@@ -990,29 +990,22 @@ struct tally_ctx {
 	const __u64 *want;
 };
 
-static bool tally_sample(void *arg, const __u64 *rec, size_t words)
+static void tally_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
 {
 	struct tally_ctx *ctx = arg;
 	struct tally *t = ctx->t;
-	__u64 want[NR_FRAMES], ip, nr;
-	const __u64 *chain;
-	int ret;
+	__u64 want[NR_FRAMES];
 
-	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
-					&t->not_user);
-	if (ret)
-		return ret > 0;
 	if (!in_fn(&ctx->c->fn[GJ_LEAF], ip)) {
 		if (ip >= (unsigned long)ctx->c->area &&
 		    ip < (unsigned long)ctx->c->area + ctx->c->text_size)
 			t->in_jit++;
-		return true;
+		return;
 	}
 	t->leaf++;
 	memcpy(want, ctx->want, sizeof(want));
 	want[0] = ip;
 	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, want);
-	return true;
 }
 
 /*
@@ -1046,11 +1039,13 @@ static void sample_session(struct __test_metadata *_metadata,
 		took = elapsed(CLOCK_THREAD_CPUTIME_ID, &run_start);
 		check_stored(_metadata, c);
 		expected_chain(want);
-		sampler_drain(&s, tally_sample, &ctx, &t->ring);
+		sampler_drain_chains(&s, tally_chain, &ctx, &t->not_user,
+				     &t->ring);
 		spin_tune(&gj_spin, took);
 	}
 	ASSERT_EQ(0, sampler_enable(&s, false));
-	sampler_drain(&s, tally_sample, &ctx, &t->ring);
+	sampler_drain_chains(&s, tally_chain, &ctx, &t->not_user,
+			     &t->ring);
 	sampler_close(&s);
 }
 

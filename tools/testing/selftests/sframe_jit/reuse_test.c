@@ -384,27 +384,20 @@ static bool cut_at_jit(const struct judge *jd, unsigned int kind,
 	return bad == nr && bad > 0 && in_jit(jd->rz, chain[bad - 1]);
 }
 
-static bool judge_sample(void *arg, const __u64 *rec, size_t words)
+static void judge_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
 {
 	struct judge *jd = arg;
 	struct tally *t = jd->t;
-	const __u64 *chain;
 	unsigned int kind, n;
 	bool ok = false, exact;
-	__u64 ip, nr;
-	int ret;
 
-	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
-					&t->not_user);
-	if (ret)
-		return ret > 0;
 	if (in_loop(jd->fn, ip)) {
 		kind = IN_SLOT;
 	} else if (in_loop(&jd->rz->fixed[FN_LEAF], ip)) {
 		kind = IN_LEAF;
 	} else {
 		t->in_jit += in_jit(jd->rz, ip);
-		return true;
+		return;
 	}
 	t->checked[kind]++;
 	jd->want[kind][0] = ip;
@@ -426,14 +419,13 @@ static bool judge_sample(void *arg, const __u64 *rec, size_t words)
 		break;
 	}
 	if (ok || t->wrong++)
-		return true;
+		return;
 	t->example_nr = nr < NR_FRAMES ? nr : NR_FRAMES;
 	memcpy(t->example, chain, t->example_nr * sizeof(__u64));
 	memcpy(t->example_want, jd->want[kind], sizeof(t->example_want));
 	t->example_want_nr = n;
 	t->example_phase = jd->phase;
 	t->example_layout = jd->layout;
-	return true;
 }
 
 /* What the chain must be after a run through slot function @fn. */
@@ -480,7 +472,8 @@ static bool sampled_run(struct reuse *rz, struct sampler *smp,
 	if (!stored_ok(rz, fn))
 		return false;
 	judge_init(&jd, t, rz, fn, layout, phase);
-	sampler_drain(smp, judge_sample, &jd, &t->ring);
+	sampler_drain_chains(smp, judge_chain, &jd, &t->not_user,
+			     &t->ring);
 	spin_tune(&rz->data->spin, took);
 	return true;
 }

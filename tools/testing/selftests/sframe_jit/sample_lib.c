@@ -907,32 +907,43 @@ int sample_user_chain(const __u64 *rec, size_t words, __u64 *ip,
 	return 0;
 }
 
-/**
- * sample_user_chain_counted() - sample_user_chain() for a sample_cb
- * @rec: the body of a sample of PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN.
- * @words: its length in 64-bit words.
- * @ip: the sampled IP.
- * @chain: the user chain, as sample_user_chain() gives it.
- * @nr: its length.
- * @not_user: counts the samples without a user chain.
- *
- * What every callback does first: a malformed record is refused, a
- * sample without a user chain (a kernel thread's) is counted and passed.
- *
- * Return: 0 with the chain; 1 for a sample without one; -EBADMSG for a
- * malformed record.
- */
-int sample_user_chain_counted(const __u64 *rec, size_t words, __u64 *ip,
-			      const __u64 **chain, __u64 *nr,
-			      unsigned long *not_user)
-{
-	int ret = sample_user_chain(rec, words, ip, chain, nr);
+struct chain_drain {
+	chain_cb cb;
+	void *arg;
+	unsigned long *not_user;
+};
 
-	if (ret == -ENOMSG) {
-		(*not_user)++;
-		return 1;
-	}
-	return ret;
+static bool drain_chain(void *arg, const __u64 *rec, size_t words)
+{
+	struct chain_drain *d = arg;
+	const __u64 *chain;
+	__u64 ip, nr;
+	int ret;
+
+	ret = sample_user_chain(rec, words, &ip, &chain, &nr);
+	if (ret == -EBADMSG)
+		return false;
+	if (ret)
+		(*d->not_user)++;
+	else
+		d->cb(d->arg, ip, chain, nr);
+	return true;
+}
+
+/**
+ * sampler_drain_chains() - sampler_drain(), for the user chains
+ * @s: the sampler.
+ * @cb: called with each sample's IP and user chain.
+ * @arg: its first argument.
+ * @not_user: counts the samples without a user chain (a kernel thread's).
+ * @c: counts the records, malformed ones among the bad.
+ */
+void sampler_drain_chains(struct sampler *s, chain_cb cb, void *arg,
+			  unsigned long *not_user, struct ring_counts *c)
+{
+	struct chain_drain d = { .cb = cb, .arg = arg, .not_user = not_user };
+
+	sampler_drain(s, drain_chain, &d, c);
 }
 
 /* The first of @n entries of @chain that is not @want's; @n if none. */

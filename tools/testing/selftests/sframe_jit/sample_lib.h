@@ -216,9 +216,12 @@ void sampler_drain(struct sampler *s, sample_cb cb, void *arg,
 		   struct ring_counts *c);
 int sample_user_chain(const __u64 *rec, size_t words, __u64 *ip,
 		      const __u64 **chain, __u64 *nr);
-int sample_user_chain_counted(const __u64 *rec, size_t words, __u64 *ip,
-			      const __u64 **chain, __u64 *nr,
-			      unsigned long *not_user);
+
+/* Called for each sample with a user chain: its IP and that chain. */
+typedef void (*chain_cb)(void *arg, __u64 ip, const __u64 *chain, __u64 nr);
+
+void sampler_drain_chains(struct sampler *s, chain_cb cb, void *arg,
+			  unsigned long *not_user, struct ring_counts *c);
 unsigned int chain_first_bad(const __u64 *chain, __u64 nr,
 			     const __u64 *want, unsigned int n);
 

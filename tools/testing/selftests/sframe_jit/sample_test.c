@@ -415,7 +415,7 @@ struct tally {
 	struct chain_tally chains;	/* of the leaf samples */
 };
 
-/* What tally_sample() compares against. */
+/* What tally_chain() compares against. */
 struct tally_ctx {
 	struct tally *t;
 	const struct jit *j;
@@ -439,32 +439,23 @@ static bool in_leaf_loop(const struct jit *j, __u64 ip)
 	       ip < leaf->start + leaf->spin_end;
 }
 
-static bool tally_sample(void *arg, const __u64 *rec, size_t words)
+static void tally_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
 {
 	struct tally_ctx *ctx = arg;
 	struct tally *t = ctx->t;
 	const struct jit *j = ctx->j;
 	__u64 want[NR_FRAMES];
-	const __u64 *chain;
-	__u64 ip, nr;
-	int ret;
 
-	/* ip, nr, then nr entries: PERF_CONTEXT_USER and the user chain. */
-	ret = sample_user_chain_counted(rec, words, &ip, &chain, &nr,
-					&t->not_user);
-	if (ret)
-		return ret > 0;
 	if (!in_leaf_loop(j, ip)) {
 		if (ip >= (unsigned long)j->code &&
 		    ip < (unsigned long)j->code + j->code_size)
 			t->in_jit++;
-		return true;
+		return;
 	}
 	t->leaf++;
 	memcpy(want, ctx->want_rest, sizeof(want));
 	want[0] = ip;
 	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, want);
-	return true;
 }
 
 /* Read every record the kernel published; the ring protocol of perf. */
@@ -473,7 +464,8 @@ static void session_drain(struct sampler *s, const struct jit *j,
 {
 	struct tally_ctx ctx = { .t = t, .j = j, .want_rest = want_rest };
 
-	sampler_drain(s, tally_sample, &ctx, &t->ring);
+	sampler_drain_chains(s, tally_chain, &ctx, &t->not_user,
+			     &t->ring);
 }
 
 /*
