@@ -1249,6 +1249,18 @@ static void census_log(struct __test_metadata *_metadata, const char *when,
 	       c->registries, c->vmalloc_kb, c->slab_kb);
 }
 
+/* The census a test starts from, which must count everything. */
+static void census_before(struct __test_metadata *_metadata, char *probe,
+			  struct census *c)
+{
+	take_census(c, probe, NULL);
+	census_log(_metadata, "before", c);
+	ASSERT_LE(0, c->registrations)
+		TH_LOG("cannot count registrations: not root?");
+	ASSERT_LE(0, c->registries)
+		TH_LOG("cannot read /proc/vmallocinfo: not root?");
+}
+
 FIXTURE(stress) {
 	char *probe;
 	char *arena;
@@ -1288,12 +1300,7 @@ TEST_F(stress, the_census_counts_a_registration_left_behind)
 	struct sframe_jit_header *h = NULL;
 	__u64 start = (unsigned long)self->arena;
 
-	take_census(&before, self->probe, NULL);
-	census_log(_metadata, "before", &before);
-	ASSERT_LE(0, before.registrations)
-		TH_LOG("cannot count registrations: not root?");
-	ASSERT_LE(0, before.registries)
-		TH_LOG("cannot read /proc/vmallocinfo: not root?");
+	census_before(_metadata, self->probe, &before);
 	ASSERT_EQ(0, jit_register(start, start + page_size(), 100, 400, &h));
 	take_census(&during, self->probe, NULL);
 	census_log(_metadata, "with one more", &during);
@@ -1334,12 +1341,7 @@ TEST_F_TIMEOUT(stress, everything_at_once_loses_and_leaks_nothing, 1800)
 	ret = warm_up(self->cpus, &perf, &bpf);
 	ASSERT_EQ(0, ret) TH_LOG("warming up: %s; the BPF verifier said:\n%s",
 				 strerror(-ret), bpf.log);
-	take_census(&before, self->probe, NULL);
-	census_log(_metadata, "before", &before);
-	ASSERT_LE(0, before.registrations)
-		TH_LOG("cannot count registrations: not root?");
-	ASSERT_LE(0, before.registries)
-		TH_LOG("cannot read /proc/vmallocinfo: not root?");
+	census_before(_metadata, self->probe, &before);
 
 	for (i = 0; i < NR_REGISTRARS; i++) {
 		unsigned int k;
