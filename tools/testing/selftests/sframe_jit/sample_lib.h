@@ -222,6 +222,7 @@ typedef void (*chain_cb)(void *arg, __u64 ip, const __u64 *chain, __u64 nr);
 
 void sampler_drain_chains(struct sampler *s, chain_cb cb, void *arg,
 			  unsigned long *not_user, struct ring_counts *c);
+
 unsigned int chain_first_bad(const __u64 *chain, __u64 nr,
 			     const __u64 *want, unsigned int n);
 
