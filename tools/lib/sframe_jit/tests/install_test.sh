@@ -1,0 +1,87 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make install as a distribution package build does it, with a prefix
+# and a DESTDIR, then build the example program against the installed
+# files through pkg-config alone, linked to the shared library and to
+# the static one, and run both.  A JIT's build system sees only what is
+# installed, so this is the path its authors take.
+#
+#   tests/install_test.sh OUTPUT_DIR
+#
+# Ends with "N passed, N failed".
+set -uo pipefail
+
+mkdir -p "$1" && out=$(realpath "$1") || exit 1
+here=$(cd "$(dirname "$0")/.." && pwd)
+sample=$here/../../../samples/sframe_jit/sframe_jit_example.c
+dest=$out/install-test
+prefix=/opt/sframe-jit-test
+root=$dest$prefix
+passed=0
+failed=0
+
+result() {
+	if [ "$1" = 0 ]; then
+		echo "ok - $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# pkg-config as a cross build uses it: only our .pc file, paths rooted
+# at DESTDIR, and libelf's own .pc from the system for the static link.
+pc() {
+	PKG_CONFIG_PATH='' \
+	PKG_CONFIG_LIBDIR=$root/lib/pkgconfig:$(pkg-config --variable pc_path pkg-config) \
+	PKG_CONFIG_SYSROOT_DIR=$dest pkg-config "$@" libsframe_jit
+}
+
+rm -rf "$dest"
+make -s -C "$here" OUTPUT="$out/" DESTDIR="$dest" prefix="$prefix" \
+	install > "$out/install-test.log" 2>&1
+result $? "make install DESTDIR=... prefix=$prefix"
+
+missing=
+for f in lib/libsframe_jit.a lib/libsframe_jit.so lib/libsframe_jit.so.0 \
+	 lib/pkgconfig/libsframe_jit.pc include/sframe_jit/sframe_jit.h; do
+	[ -e "$root/$f" ] || missing="$missing $f"
+done
+[ -z "$missing" ]
+result $? "installed under DESTDIR and prefix${missing:+ (missing:$missing)}"
+
+# The .pc file names where the files will be, not where they were staged.
+pcfile=$root/lib/pkgconfig/libsframe_jit.pc
+grep -qx "prefix=$prefix" "$pcfile" && grep -qx "libdir=$prefix/lib" "$pcfile" &&
+	! grep -q "$dest" "$pcfile"
+result $? "the .pc file names the prefix, not DESTDIR"
+
+# Shared: the example built with pkg-config's flags, run from the
+# installed library.  ldd's output is taken whole: grep -q ending a
+# pipe early would fail it under pipefail.
+read -ra cflags <<< "$(pc --cflags)"
+read -ra libs <<< "$(pc --libs)"
+bin=$out/install-test/example-shared
+cc -O2 -Wa,--gsframe "${cflags[@]}" -o "$bin" "$sample" "${libs[@]}" \
+	>> "$out/install-test.log" 2>&1 &&
+	LD_LIBRARY_PATH=$root/lib "$bin" --check >> "$out/install-test.log" 2>&1 &&
+	deps=$(LD_LIBRARY_PATH=$root/lib ldd "$bin") &&
+	[[ "$deps" == *"$root/lib/libsframe_jit.so.0"* ]]
+result $? "the example builds with pkg-config --cflags --libs and runs on the installed shared library"
+
+# Static: the archive and what pkg-config --static adds (libelf,
+# pthread); the program must not need the shared library.
+bin=$out/install-test/example-static
+read -ra libs <<< "$(pc --static --libs)"
+libs=("${libs[@]/#-lsframe_jit/-l:libsframe_jit.a}")
+cc -O2 -Wa,--gsframe "${cflags[@]}" -o "$bin" "$sample" "${libs[@]}" \
+	>> "$out/install-test.log" 2>&1 &&
+	"$bin" --check >> "$out/install-test.log" 2>&1 &&
+	deps=$(ldd "$bin") && [[ "$deps" != *libsframe_jit* ]]
+result $? "the example links the installed archive with pkg-config --static --libs and runs"
+
+[ "$failed" = 0 ] || echo "# log: $out/install-test.log"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
