@@ -20,6 +20,10 @@ KBUILD_ARGS = -s -C $(TREE) CC="ccache gcc" HOSTCC="ccache gcc" LOCALVERSION=
 KMAKE = $(MAKE) $(KBUILD_ARGS) O=$(KOUT)
 
 export BUILD TREE KOUT KERNEL KMAKE
+# ccache hashes paths below build/ relative to the compiler's directory,
+# so a second clone (CI's, a colleague's) reuses the objects of the
+# first instead of rebuilding both kernels and perf from nothing.
+export CCACHE_BASEDIR := $(BUILD)
 # The guest command of "make vm"; read from the environment by the recipe
 # so that it may hold any quoting.
 export CMD

@@ -4,6 +4,9 @@
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BUILD:-$top/build}
 tree=${TREE:-$build/linux}
+# ccache hashes paths below build/ relatively (see the Makefile), also
+# for the scripts run without make.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$build}
 tarball=/usr/src/linux-source-6.12.tar.xz
 base_pkg=linux-source-6.12
 
