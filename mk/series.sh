@@ -381,7 +381,9 @@ write_series() {
 		git --git-dir="$work" format-patch -q --cover-letter \
 		--base="$base" --no-signature -o "$out" base..series
 	cover=$(ls "$out"/0000-cover-letter.patch)
-	subject=$(grep -v '^#' "$top/mk/series/cover" | sed -n '1{p;q}')
+	# One process: sed quitting early would end a pipe with SIGPIPE,
+	# which pipefail turns into a failure.
+	subject=$(grep -m 1 -v '^#' "$top/mk/series/cover")
 	cover_body | sed '1,/^$/d' > "$tmp/blurb"
 	awk -v subject="$subject" -v blurb="$tmp/blurb" '
 	/\*\*\* SUBJECT HERE \*\*\*/ { sub(/\*\*\* SUBJECT HERE \*\*\*/, subject) }
