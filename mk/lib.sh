@@ -6,7 +6,7 @@ build=${BUILD:-$top/build}
 tree=${TREE:-$build/linux}
 # ccache hashes paths below build/ relatively (see the Makefile), also
 # for the scripts run without make.
-export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$build}
+export CCACHE_BASEDIR=$build
 tarball=/usr/src/linux-source-6.12.tar.xz
 base_pkg=linux-source-6.12
 

@@ -35,9 +35,9 @@ log=$build/logs/${wd##*/}.log
 jobs=${JOBS:-$(nproc)}
 kmake=(make -s -C "$clone" O="$kout" CC="ccache gcc" HOSTCC="ccache gcc"
 	LOCALVERSION= -j"$jobs")
-# Relative paths in ccache's hash let builds of this clone reuse the
-# objects of build/kbuild, whose source tree sits at the same depth.
-export CCACHE_BASEDIR=$build
+# mk/lib.sh hashes paths relative to build/ in ccache: builds of this
+# clone reuse the objects of build/kbuild, whose source tree sits at the
+# same depth.
 
 mkdir -p "$wd" "$build/logs"
 exec > >(tee "$log") 2>&1
