@@ -22,6 +22,7 @@
 #include <linux/mman.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/user.h>
+#include <linux/security.h>
 #include <linux/sframe_register.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
@@ -35,8 +36,8 @@
 
 /**
  * struct sframe_jit_reg - a JIT registry
- * @ref: one for each mapping of it, one for its index entry, and one
- *	for a system call working on it.
+ * @ref: one for its file, one for each mapping of it, one for its index
+ *	entry, and one for a system call working on it.
  * @base: the kernel's mapping of the registry.
  * @size: bytes at @base, page aligned.
  * @text_start: the registered code range's start.
@@ -51,7 +52,8 @@
  * @mm: the process the registry was made for (not a reference).
  * @uaddr: where it is mapped in @mm.
  * @region: its index entry while registered; protected by the mmap lock.
- * @mapped: the one mapping the registry allows was made.
+ * @mapped: the one mapping the registry allows was made: its file may
+ *	not be mapped again.
  * @free_work: frees the registry in process context.
  */
 struct sframe_jit_reg {
@@ -320,14 +322,36 @@ static const struct vm_operations_struct sframe_jit_vm_ops = {
 	.fault		= sframe_jit_fault,
 };
 
+/*
+ * The registration maps the file once, and that mapping is the only one.
+ * Every other way to map a file that userspace can reach runs through
+ * here first, before anything is unmapped: remap_file_pages() on the
+ * registry's own mapping, in its process or in a forked child whose
+ * mapping carries a file of its own.  Refusing here keeps the mapping,
+ * its contents and its registration as they were.  Called with the mmap
+ * lock held for writing, as ->mmap() is.
+ */
+static unsigned long sframe_jit_get_unmapped_area(struct file *file,
+						  unsigned long addr,
+						  unsigned long len,
+						  unsigned long pgoff,
+						  unsigned long flags)
+{
+	struct sframe_jit_reg *reg = file->private_data;
+
+	if (reg->mapped)
+		return -EINVAL;
+	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
+}
+
 static int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sframe_jit_reg *reg = file->private_data;
 
-	/* The file is never installed, but /proc/PID/map_files opens it. */
-	if (reg->mapped || vma->vm_pgoff ||
+	/* ->get_unmapped_area() let only the registration's own call by. */
+	if (WARN_ON_ONCE(reg->mapped) || vma->vm_pgoff ||
 	    vma->vm_end - vma->vm_start != reg->size)
-		return -EBUSY;
+		return -EINVAL;
 	reg->mapped = true;
 	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYEXEC);
 	vma->vm_ops = &sframe_jit_vm_ops;
@@ -336,9 +360,37 @@ static int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma)
 	return 0;
 }
 
+/*
+ * The file's last user, its mapping or the call that made it, is gone.
+ * __fput() runs in process context: a registration that failed is freed
+ * and uncharged before its caller returns to userspace.
+ */
+static int sframe_jit_release(struct inode *inode, struct file *file)
+{
+	sframe_jit_put_sync(file->private_data);
+	return 0;
+}
+
 static const struct file_operations sframe_jit_fops = {
-	.mmap = sframe_jit_mmap,
+	.get_unmapped_area	= sframe_jit_get_unmapped_area,
+	.mmap			= sframe_jit_mmap,
+	.release		= sframe_jit_release,
 };
+
+/*
+ * The file behind @reg's mapping; it owns a reference on @reg, dropped
+ * when its last user (the mapping, or the caller) puts it.
+ */
+static struct file *sframe_jit_file(struct sframe_jit_reg *reg)
+{
+	struct file *file;
+
+	file = anon_inode_getfile("[sframe_jit]", &sframe_jit_fops, reg,
+				  O_RDWR);
+	if (!IS_ERR(file))
+		refcount_inc(&reg->ref);
+	return file;
+}
 
 /* Map @reg into the current process; the caller holds the mmap lock. */
 static unsigned long sframe_jit_map(struct sframe_jit_reg *reg,
@@ -556,11 +608,15 @@ static long sframe_register_jit(const struct sframe_jit_args *args,
 	r = sframe_region_new(args->text_start, args->text_end);
 	if (!r)
 		goto put_reg;
-	file = anon_inode_getfile("[sframe_jit]", &sframe_jit_fops, reg, O_RDWR);
+	file = sframe_jit_file(reg);
 	if (IS_ERR(file)) {
 		ret = PTR_ERR(file);
 		goto free_region;
 	}
+	/* As vm_mmap_pgoff() does before do_mmap(), outside the lock. */
+	ret = security_mmap_file(file, PROT_READ | PROT_WRITE, MAP_SHARED);
+	if (ret)
+		goto put_file;
 	ret = -EINTR;
 	if (mmap_write_lock_killable(mm))
 		goto put_file;
@@ -775,6 +831,19 @@ SYSCALL_DEFINE3(sframe_register, unsigned int, op, void __user *, uargs,
 }
 
 /*
+ * dup_mmap() left the child's mapping on the parent's file, which would
+ * reach the parent's registry: put it on @file, its own registry's.
+ * Every registry file is an anon-inode file on the same inode, so the
+ * mapping stays in the same address space's tree as its file changes.
+ */
+static void sframe_jit_swap_file(struct vm_area_struct *vma, struct file *file)
+{
+	VM_WARN_ON_ONCE(file->f_mapping != vma->vm_file->f_mapping);
+	vma_set_file(vma, file);
+	fput(file);
+}
+
+/*
  * fork: point the child's mapping of a registry at a copy of its pages,
  * at the same address, and register the copy if the parent's registry
  * is registered.  A mapping that is no longer registered (left behind by
@@ -786,7 +855,8 @@ static int sframe_fork_jit(struct mm_struct *mm, struct sframe_mm *smm,
 			   struct vm_area_struct *vma)
 {
 	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
-	struct sframe_region *nr = NULL;
+	struct sframe_region *nr;
+	struct file *file;
 	int err;
 
 	reg = sframe_jit_alloc(mm, old->text_start, old->text_end,
@@ -794,29 +864,39 @@ static int sframe_fork_jit(struct mm_struct *mm, struct sframe_mm *smm,
 	if (IS_ERR(reg))
 		return PTR_ERR(reg);
 	memcpy(reg->base, old->base, reg->size);
+	file = sframe_jit_file(reg);
+	if (IS_ERR(file)) {
+		err = PTR_ERR(file);
+		goto put_reg;
+	}
 	if (old->region) {
 		err = -ENOMEM;
 		nr = sframe_region_new(old->region->start, old->region->end);
 		if (!nr)
-			goto put_reg;
+			goto put_file;
 		nr->kind = SFRAME_REGION_JIT;
 		nr->jit = reg;
 		err = sframe_index_insert(smm, nr);
-		if (err)
-			goto free_region;
+		if (err) {
+			kfree(nr);
+			goto put_file;
+		}
 		reg->region = nr;
-		/* The creation reference is the index's; add the mapping's. */
+		/* The creation reference is the index's. */
 		refcount_inc(&reg->ref);
 	}
+	/* The child's mapping is the one mapping its file allows. */
+	reg->mapped = true;
 	reg->mm = mm;
 	reg->uaddr = vma->vm_start;
-	reg->mapped = true;
+	sframe_jit_swap_file(vma, file);
 	vma->vm_private_data = reg;
 	sframe_jit_put(old);
+	/* The mapping holds the creation reference, or the one above. */
 	return 0;
 
-free_region:
-	kfree(nr);
+put_file:
+	fput(file);
 put_reg:
 	sframe_jit_put_sync(reg);
 	return err;

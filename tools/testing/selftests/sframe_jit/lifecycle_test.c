@@ -5,6 +5,8 @@
  * registration binfmt_elf makes at exec (this program is built with
  * -Wa,--gsframe) and the sections the kernel refuses.
  */
+#include <sys/prctl.h>
+
 #include "sframe_test.h"
 
 #define ARENA_PAGES	64
@@ -237,6 +239,129 @@ TEST_F(registry, dontfork_registry_is_absent_in_the_child_with_its_range)
 		_exit(0);
 	}
 	ASSERT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, reg);
+}
+
+/*
+ * remap_file_pages() of a whole registry mapping onto itself: the way
+ * userspace can make the kernel map a registry's file again.  Returns 0
+ * or the errno.
+ */
+static int remap_registry(const struct jit_reg *reg)
+{
+	if (syscall(__NR_remap_file_pages, reg->hdr, reg->size, 0, 0, 0))
+		return errno;
+	return 0;
+}
+
+/*
+ * In a child: remapping its registry fails with EINVAL, and the mapping,
+ * its content and its registration are as they were and still work.
+ */
+static void child_remap_changes_nothing(const struct jit_reg *reg, __u32 seq)
+{
+	CHILD_EXPECT(remap_registry(reg) == EINVAL);
+	CHILD_EXPECT(mapping_size(reg->hdr) == reg->size);
+	CHILD_EXPECT(reg->hdr->magic == SFRAME_JIT_MAGIC);
+	CHILD_EXPECT(reg->hdr->seq == seq);
+	reg->hdr->seq = seq + 2;
+	CHILD_EXPECT(madvise(reg->hdr, reg->size, MADV_DONTNEED) == 0);
+	CHILD_EXPECT(reg->hdr->seq == seq + 2);
+	CHILD_EXPECT(range_is_registered(reg->start, reg->end));
+	CHILD_EXPECT(range_unregister(reg->start, reg->end) == 0);
+}
+
+TEST_F(registry, remap_file_pages_of_the_registry_fails_and_changes_nothing)
+{
+	struct jit_reg *reg = &self->reg;
+
+	reg->hdr->seq = 4;
+	EXPECT_EQ(EINVAL, remap_registry(reg));
+	expect_registry_intact(_metadata, reg);
+	EXPECT_EQ(4U, reg->hdr->seq);
+}
+
+TEST_F(registry, remap_file_pages_in_a_forked_child_fails_and_changes_nothing)
+{
+	struct jit_reg *reg = &self->reg;
+	pid_t pid;
+
+	reg->hdr->seq = 6;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		child_remap_changes_nothing(reg, 6);
+		_exit(0);
+	}
+	EXPECT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, reg);
+	EXPECT_EQ(6U, reg->hdr->seq);
+}
+
+/*
+ * The child's mapping must not depend on the parent's registry: once
+ * the parent's is unmapped and freed, the child's still works and
+ * still refuses to be mapped again.
+ */
+TEST_F(registry, remap_file_pages_in_a_child_after_the_parent_unmapped)
+{
+	struct jit_reg *reg = &self->reg;
+	int go[2];
+	char c;
+	pid_t pid;
+
+	reg->hdr->seq = 8;
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(go[1]);
+		CHILD_EXPECT(read(go[0], &c, 1) == 1);
+		child_remap_changes_nothing(reg, 8);
+		_exit(0);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, munmap(reg->hdr, reg->size));
+	ASSERT_FALSE(range_is_registered(reg->start, reg->end));
+	ASSERT_EQ(1, write(go[1], "u", 1));
+	close(go[1]);
+	EXPECT_EQ(0, child_status(pid));
+}
+
+/* The same when the process the child forked from has exited. */
+TEST_F(registry, remap_file_pages_in_a_child_after_the_parent_exited)
+{
+	struct jit_reg *reg = &self->reg;
+	int go[2], tell[2];
+	char c;
+	pid_t pid;
+
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(tell));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		reg->hdr->seq = 10;
+		pid = fork();
+		CHILD_EXPECT(pid >= 0);
+		if (pid == 0) {
+			CHILD_EXPECT(read(go[0], &c, 1) == 1);
+			child_remap_changes_nothing(reg, 10);
+			_exit(0);
+		}
+		/* The grandchild's pid, for the subreaper to wait for. */
+		CHILD_EXPECT(write(tell[1], &pid, sizeof(pid)) == sizeof(pid));
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	ASSERT_EQ((ssize_t)sizeof(pid), read(tell[0], &pid, sizeof(pid)));
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	EXPECT_EQ(0, child_status(pid));
+	close(go[0]);
+	close(go[1]);
+	close(tell[0]);
+	close(tell[1]);
 	expect_registry_intact(_metadata, reg);
 }
 
