@@ -5,7 +5,9 @@
  * registration binfmt_elf makes at exec (this program is built with
  * -Wa,--gsframe) and the sections the kernel refuses.
  */
+#include <elf.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include "sframe_test.h"
 
@@ -374,8 +376,8 @@ TEST_F(registry, remap_file_pages_in_a_child_after_the_parent_exited)
 #define AFTER_EXEC_JIT	"jit"
 #define AFTER_EXEC_ELF	"elf"
 
-static int exec_self_and_check(const char *what, __u64 start, __u64 end,
-			       int (*before)(void *), void *arg)
+static int exec_and_check(const char *path, const char *what, __u64 start,
+			  __u64 end, int (*before)(void *), void *arg)
 {
 	char s[32], e[32];
 	pid_t pid;
@@ -390,12 +392,18 @@ static int exec_self_and_check(const char *what, __u64 start, __u64 end,
 	if (pid == 0) {
 		if (before && before(arg))
 			_exit(10);
-		execl("/proc/self/exe", "lifecycle_test", AFTER_EXEC, what,
-		      s, e, (char *)NULL);
+		execl(path, "lifecycle_test", AFTER_EXEC, what, s, e,
+		      (char *)NULL);
 		fprintf(stderr, "# exec: %s\n", strerror(errno));
 		_exit(11);
 	}
 	return child_status(pid);
+}
+
+static int exec_self_and_check(const char *what, __u64 start, __u64 end,
+			       int (*before)(void *), void *arg)
+{
+	return exec_and_check("/proc/self/exe", what, start, end, before, arg);
 }
 
 static int after_exec(const char *what, const char *start, const char *end)
@@ -494,6 +502,61 @@ TEST_F(exe_sframe, is_registered_afresh_by_exec)
 {
 	EXPECT_EQ(0, exec_self_and_check(AFTER_EXEC_ELF, 0, 0,
 					 unregister_exe, &self->me));
+}
+
+/*
+ * A copy of this program in /tmp whose PT_GNU_SFRAME segment claims
+ * @extra more bytes in memory than in the file.  Returns 0 and the
+ * copy's path in @path, or -1.
+ */
+static int write_padded_copy(char *path, size_t size, unsigned long extra)
+{
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	ssize_t n = -1;
+	char *image;
+	int i, fd;
+	long len;
+	FILE *f;
+
+	f = fopen("/proc/self/exe", "r");
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	image = malloc(len);
+	if (image && fread(image, 1, len, f) == (size_t)len) {
+		eh = (Elf64_Ehdr *)image;
+		ph = (Elf64_Phdr *)(image + eh->e_phoff);
+		for (i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == PT_GNU_SFRAME)
+				ph[i].p_memsz = ph[i].p_filesz + extra;
+		snprintf(path, size, "/tmp/sframe-padded-XXXXXX");
+		fd = mkstemp(path);
+		if (fd >= 0) {
+			n = write(fd, image, len);
+			if (fchmod(fd, 0755))
+				n = -1;
+			close(fd);
+		}
+	}
+	free(image);
+	fclose(f);
+	return n == len ? 0 : -1;
+}
+
+/*
+ * binfmt_elf takes the section's size from the file (p_filesz): a
+ * segment that claims more in memory is still registered whole.
+ */
+TEST_F(exe_sframe, is_registered_at_exec_with_its_size_in_the_file)
+{
+	char path[64];
+
+	ASSERT_EQ(0, write_padded_copy(path, sizeof(path), 64UL << 20));
+	EXPECT_EQ(0, exec_and_check(path, AFTER_EXEC_ELF, 0, 0, NULL, NULL));
+	unlink(path);
 }
 
 TEST_F(exe_sframe, copied_section_stays_registered_after_the_copy_goes)

@@ -414,7 +414,7 @@ static inline int self_sframe_phdr(struct dl_phdr_info *info,
 
 		if (p->p_type == PT_GNU_SFRAME) {
 			s->sframe_start = info->dlpi_addr + p->p_vaddr;
-			s->sframe_size = p->p_memsz;
+			s->sframe_size = p->p_filesz;
 		} else if (p->p_type == PT_LOAD && (p->p_flags & PF_X)) {
 			s->text_start = info->dlpi_addr + p->p_vaddr;
 			s->text_end = s->text_start + p->p_memsz;
