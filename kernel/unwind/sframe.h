@@ -118,6 +118,31 @@ struct sframe_func {
 	bool signal;
 };
 
+/**
+ * struct sframe_jit_view - the kernel's private view of a JIT registry
+ * @base: the kernel's mapping of the registry: its header.
+ * @fde_off: offset of the descriptor area from @base.
+ * @fde_cap: descriptors the area holds.
+ * @fre_off: offset of the frame-row area from @base.
+ * @fre_cap: frame rows the area holds.
+ * @text_start: the registered code range's start.
+ * @text_end: its end (exclusive).
+ *
+ * Everything here is the kernel's own copy, never read back from the
+ * shared header.  Descriptors and rows are the version 1 structures of
+ * the uapi header, one after the other: the strides the kernel writes
+ * into the shared header are their sizes.
+ */
+struct sframe_jit_view {
+	const void *base;
+	u32 fde_off;
+	u32 fde_cap;
+	u32 fre_off;
+	u32 fre_cap;
+	unsigned long text_start;
+	unsigned long text_end;
+};
+
 /* struct sframe_row.cfa_base */
 enum sframe_cfa_base {
 	SFRAME_CFA_BASE_SP,
@@ -171,31 +196,6 @@ enum sframe_find_result {
 	SFRAME_FIND_TOMBSTONE,
 	SFRAME_FIND_RETRY,
 	SFRAME_FIND_MALFORMED,
-};
-
-/**
- * struct sframe_jit_view - the kernel's private view of a JIT registry
- * @base: the kernel's mapping of the registry: its header.
- * @fde_off: offset of the descriptor area from @base.
- * @fde_cap: descriptors the area holds.
- * @fre_off: offset of the frame-row area from @base.
- * @fre_cap: frame rows the area holds.
- * @text_start: the registered code range's start.
- * @text_end: its end (exclusive).
- *
- * Everything here is the kernel's own copy, never read back from the
- * shared header.  Descriptors and rows are the version 1 structures of
- * the uapi header, one after the other: the strides the kernel writes
- * into the shared header are their sizes.
- */
-struct sframe_jit_view {
-	const void *base;
-	u32 fde_off;
-	u32 fde_cap;
-	u32 fre_off;
-	u32 fre_cap;
-	unsigned long text_start;
-	unsigned long text_end;
 };
 
 /**

@@ -18,6 +18,7 @@
 #include <linux/uaccess.h>
 
 #include "sframe.h"
+#include "sframe_lookup.h"
 
 /* Where the walk stands: the frame being unwound. */
 struct sframe_walk {

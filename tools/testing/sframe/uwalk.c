@@ -4,7 +4,7 @@
  *
  * This file plays the kernel's part around kernel/unwind/sframe_user.c:
  * the per-mm index (sframe_region_lookup() and sframe_region_find() of
- * sframe_register.c) becomes a sorted array of the loaded objects'
+ * sframe_lookup.c) becomes a sorted array of the loaded objects'
  * sections, each validated once as the kernel validates a registered
  * section, and the perf callchain entry an array of PCs.
  */
@@ -22,6 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "sframe.h"
+#include "sframe_lookup.h"
 #include "uwalk.h"
 
 #ifndef PT_GNU_SFRAME
@@ -34,13 +35,22 @@
 /* Objects a process may have loaded; more are ignored. */
 #define UWALK_MAX_REGIONS	256
 
-/* As in sframe_register.c, whose layout is its own business. */
-struct sframe_elf_copy {
+/*
+ * The index entries of this harness, opaque to the walker as the
+ * kernel's are: one loaded object's section and text range each.
+ */
+struct sframe_region {
+	unsigned long start;
+	unsigned long end;
 	struct sframe_sec sec;
 };
 
+/* Only its presence matters: the walker runs for an mm that has one. */
+struct sframe_mm {
+	unsigned int nr;
+};
+
 static struct sframe_region uwalk_regions[UWALK_MAX_REGIONS];
-static struct sframe_elf_copy uwalk_elf[UWALK_MAX_REGIONS];
 static unsigned int uwalk_nr;
 static struct sframe_mm uwalk_mm_index;
 static struct mm_struct uwalk_mm;
@@ -83,7 +93,7 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
 		       struct sframe_row *row)
 {
-	return sframe_sec_find(&r->elf->sec, pc, row);
+	return sframe_sec_find(&r->sec, pc, row);
 }
 
 /* The object's executable segments, and its SFrame section. */
@@ -111,16 +121,14 @@ static int uwalk_add_object(struct dl_phdr_info *info, size_t size,
 	}
 	if (!sf || start >= end || uwalk_nr == UWALK_MAX_REGIONS)
 		return 0;
-	sec = &uwalk_elf[uwalk_nr].sec;
+	r = &uwalk_regions[uwalk_nr];
+	sec = &r->sec;
 	a = info->dlpi_addr + sf->p_vaddr;
-	if (sframe_sec_init(sec, (const void *)a, sf->p_memsz, a) ||
+	if (sframe_sec_init(sec, (const void *)a, sf->p_filesz, a) ||
 	    sframe_sec_validate(sec))
 		return 0;
-	r = &uwalk_regions[uwalk_nr];
 	r->start = start;
 	r->end = end;
-	r->kind = SFRAME_REGION_ELF;
-	r->elf = &uwalk_elf[uwalk_nr];
 	uwalk_nr++;
 	return 0;
 }
@@ -230,7 +238,7 @@ int uwalk_objects(unsigned long *funcs)
 	if (funcs) {
 		*funcs = 0;
 		for (i = 0; i < uwalk_nr; i++)
-			*funcs += uwalk_regions[i].elf->sec.num_fdes;
+			*funcs += uwalk_regions[i].sec.num_fdes;
 	}
 	return uwalk_nr;
 }

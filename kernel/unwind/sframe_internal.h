@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the files behind sframe_register(2) share: the per-mm index of
+ * registered code ranges (sframe_mm.c), the JIT registry and its mapping
+ * (sframe_jit.c), validated ELF section copies (sframe_elf.c), the
+ * system call (sframe_register.c) and the lookup the unwinder makes in
+ * NMI context (sframe_lookup.c).  Nothing outside kernel/unwind/ sees
+ * these structures; <linux/sframe_register.h> has the hooks others call.
+ */
+#ifndef _KERNEL_UNWIND_SFRAME_INTERNAL_H
+#define _KERNEL_UNWIND_SFRAME_INTERNAL_H
+
+#include <linux/maple_tree.h>
+#include <linux/rcupdate.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "sframe.h"
+
+struct file;
+struct mm_struct;
+struct user_struct;
+struct vm_area_struct;
+
+/* What a registered code range is described by. */
+enum sframe_region_kind {
+	SFRAME_REGION_JIT,
+	SFRAME_REGION_ELF,
+};
+
+/**
+ * struct sframe_region - one entry of a process's index of code ranges
+ * @start: first byte of the range.
+ * @end: end of the range (exclusive).
+ * @kind: which of @jit and @elf is valid.
+ * @jit: the JIT registry that describes the range.
+ * @elf: the ELF section that describes the range.
+ * @rcu: frees the entry after NMI-context readers are done with it.
+ *
+ * Entries are immutable once published; changing one means replacing it.
+ */
+struct sframe_region {
+	unsigned long start;
+	unsigned long end;
+	enum sframe_region_kind kind;
+	union {
+		struct sframe_jit_reg *jit;
+		struct sframe_elf_copy *elf;
+	};
+	struct rcu_head rcu;
+};
+
+/**
+ * struct sframe_mm - a process's registered code ranges
+ * @index: sframe_region entries by code range; readers walk it under RCU
+ *	with no lock, writers hold the mmap lock.
+ * @nr: number of entries, capped by kernel.sframe_max_registrations.
+ * @rcu: frees the index after NMI-context readers are done with it.
+ */
+struct sframe_mm {
+	struct maple_tree index;
+	unsigned int nr;
+	struct rcu_head rcu;
+};
+
+/**
+ * struct sframe_jit_reg - a JIT registry
+ * @ref: one for its file, one for each mapping of it, one for its index
+ *	entry, and one for a system call working on it.
+ * @view: the layout, the kernel's private copy of what it wrote into the
+ *	header: the header is shared with the process and never read back.
+ *	The unwinder reads the registry through it.
+ * @size: bytes at @view.base, page aligned.
+ * @user: the user charged for @size in locked memory.
+ * @acct_mm: the process whose pinned_vm (VmPin) shows the charge.
+ * @mm: the process the registry was made for (not a reference).
+ * @uaddr: where it is mapped in @mm.
+ * @region: its index entry while registered; protected by the mmap lock.
+ * @mapped: the one mapping the registry allows was made: its file may
+ *	not be mapped again.
+ * @free_work: frees the registry in process context.
+ */
+struct sframe_jit_reg {
+	refcount_t ref;
+	struct sframe_jit_view view;
+	unsigned long size;
+	struct user_struct *user;
+	struct mm_struct *acct_mm;
+	struct mm_struct *mm;
+	unsigned long uaddr;
+	struct sframe_region *region;
+	bool mapped;
+	struct work_struct free_work;
+};
+
+/**
+ * struct sframe_elf_copy - a validated private copy of an ELF .sframe
+ * @ref: one per index entry; entries of forked children share the copy.
+ * @sec: the parsed header, pointing into @data.
+ * @rcu: frees the copy after the last reader.
+ * @data: the section's bytes.
+ */
+struct sframe_elf_copy {
+	refcount_t ref;
+	struct sframe_sec sec;
+	struct rcu_head rcu;
+	u8 data[];
+};
+
+/* sframe_mm.c: the index; writers hold the mmap lock for writing. */
+struct sframe_mm *sframe_mm_locked(struct mm_struct *mm);
+struct sframe_mm *sframe_mm_get(struct mm_struct *mm);
+struct sframe_region *sframe_region_new(unsigned long start,
+					unsigned long end);
+int sframe_index_check(struct sframe_mm *smm, unsigned long start,
+		       unsigned long end);
+int sframe_index_insert(struct sframe_mm *smm, struct sframe_region *r);
+struct sframe_region *sframe_index_exact(struct sframe_mm *smm,
+					 unsigned long start,
+					 unsigned long end);
+void sframe_index_remove(struct mm_struct *mm, struct sframe_region *r);
+void sframe_region_detach(struct sframe_region *r);
+
+/* sframe_jit.c: the registry object, its file and its mapping. */
+struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
+					unsigned long start, unsigned long end,
+					u32 fde_cap, u32 fre_cap, bool enforce);
+void sframe_jit_put(struct sframe_jit_reg *reg);
+void sframe_jit_put_sync(struct sframe_jit_reg *reg);
+struct file *sframe_jit_file(struct sframe_jit_reg *reg);
+unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file);
+void sframe_jit_copy(struct sframe_jit_reg *new,
+		     const struct sframe_jit_reg *old);
+void sframe_jit_orphan(struct mm_struct *mm, struct sframe_jit_reg *reg);
+bool sframe_jit_is_mapping(const struct vm_area_struct *vma);
+struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
+				       struct vm_area_struct *vma);
+
+/* sframe_elf.c: validated section copies. */
+struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
+					unsigned long size);
+void sframe_elf_put(struct sframe_elf_copy *elf);
+
+#endif /* _KERNEL_UNWIND_SFRAME_INTERNAL_H */

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JIT registry: vmalloc memory that the kernel reads through its own
+ * mapping and that the process maps through ->fault(), once, at the
+ * registration.  Its file owns a reference on it and refuses to be
+ * mapped again; fork points the child's mapping at a copy of the pages
+ * with a file of its own, so that no two processes share registry pages
+ * and no mapping outlives the registry it reaches.  The pages are
+ * charged to the user's locked memory.
+ *
+ * Documentation/userspace-api/sframe.rst describes the ABI.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <uapi/linux/sframe.h>
+
+#include "sframe_internal.h"
+
+/* Memory accounting, as for io_uring rings: the user's locked_vm. */
+static int sframe_charge(struct user_struct *user, unsigned long pages,
+			 bool enforce)
+{
+	unsigned long limit, cur, new;
+
+	if (!enforce || capable(CAP_IPC_LOCK)) {
+		atomic_long_add(pages, &user->locked_vm);
+		return 0;
+	}
+	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		if (check_add_overflow(cur, pages, &new) || new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	return 0;
+}
+
+/*
+ * The registry's memory for the kernel to write: the view keeps it
+ * const for the decoder, which only ever reads.
+ */
+static void *sframe_jit_mem(const struct sframe_jit_reg *reg)
+{
+	return (void *)reg->view.base;
+}
+
+static void sframe_uncharge(struct sframe_jit_reg *reg)
+{
+	unsigned long pages = reg->size >> PAGE_SHIFT;
+
+	atomic_long_sub(pages, &reg->user->locked_vm);
+	free_uid(reg->user);
+	atomic64_sub(pages, &reg->acct_mm->pinned_vm);
+	mmdrop(reg->acct_mm);
+}
+
+static void sframe_jit_free_work(struct work_struct *work)
+{
+	struct sframe_jit_reg *reg = container_of(work, struct sframe_jit_reg,
+						  free_work);
+	unsigned long off;
+
+	/* ->fault() pointed the pages at the file's mapping, as perf does. */
+	for (off = 0; off < reg->size; off += PAGE_SIZE)
+		vmalloc_to_page(reg->view.base + off)->mapping = NULL;
+	vfree(reg->view.base);
+	sframe_uncharge(reg);
+	kfree(reg);
+}
+
+/**
+ * sframe_jit_put() - drop a reference to a registry
+ * @reg: the registry.
+ *
+ * May be called from an RCU callback: the freeing itself is deferred to
+ * a work item.
+ */
+void sframe_jit_put(struct sframe_jit_reg *reg)
+{
+	if (refcount_dec_and_test(&reg->ref))
+		schedule_work(&reg->free_work);
+}
+
+/**
+ * sframe_jit_put_sync() - drop a reference to a registry, in process context
+ * @reg: the registry.
+ *
+ * If that was the last reference, the registry is freed and uncharged
+ * before the call returns: a registration that failed is gone by the
+ * time its caller sees the error.
+ */
+void sframe_jit_put_sync(struct sframe_jit_reg *reg)
+{
+	might_sleep();
+	if (refcount_dec_and_test(&reg->ref))
+		sframe_jit_free_work(&reg->free_work);
+}
+
+static void sframe_jit_init_header(struct sframe_jit_reg *reg)
+{
+	struct sframe_jit_header *h = sframe_jit_mem(reg);
+
+	h->magic = SFRAME_JIT_MAGIC;
+	h->version = SFRAME_JIT_VERSION;
+	h->header_size = sizeof(*h);
+	h->fde_stride = sizeof(struct sframe_jit_fde);
+	h->fre_stride = sizeof(struct sframe_jit_fre);
+	h->flags = 0;	/* no registration flags are defined yet */
+	h->text_start = reg->view.text_start;
+	h->text_end = reg->view.text_end;
+	h->fde_off = reg->view.fde_off;
+	h->fde_capacity = reg->view.fde_cap;
+	h->fre_off = reg->view.fre_off;
+	h->fre_capacity = reg->view.fre_cap;
+	h->map_size = reg->size;
+}
+
+/**
+ * sframe_jit_alloc() - a new registry
+ * @mm: the process whose VmPin shows the charge.
+ * @start: the code range's start.
+ * @end: its end (exclusive).
+ * @fde_cap: descriptor capacity.
+ * @fre_cap: frame-row capacity.
+ * @enforce: hold the charge to RLIMIT_MEMLOCK.
+ *
+ * A zeroed registry with its header filled in, charged to the current
+ * user's locked memory.  The caller holds its only reference.
+ *
+ * Return: the registry or ERR_PTR(-ENOMEM).
+ */
+struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
+					unsigned long start, unsigned long end,
+					u32 fde_cap, u32 fre_cap, bool enforce)
+{
+	struct sframe_jit_reg *reg;
+	u64 fre_off, size;
+	int err = -ENOMEM;
+
+	BUILD_BUG_ON(sizeof(struct sframe_jit_header) > PAGE_SIZE);
+	fre_off = ALIGN(PAGE_SIZE + (u64)fde_cap * sizeof(struct sframe_jit_fde),
+			SMP_CACHE_BYTES);
+	size = PAGE_ALIGN(fre_off + (u64)fre_cap * sizeof(struct sframe_jit_fre));
+
+	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
+	if (!reg)
+		return ERR_PTR(-ENOMEM);
+	reg->user = get_uid(current_user());
+	err = sframe_charge(reg->user, size >> PAGE_SHIFT, enforce);
+	if (err)
+		goto free_reg;
+	reg->view.base = vmalloc_user(size);
+	if (!reg->view.base) {
+		err = -ENOMEM;
+		goto uncharge;
+	}
+	reg->size = size;
+	reg->acct_mm = mm;
+	mmgrab(mm);
+	atomic64_add(size >> PAGE_SHIFT, &mm->pinned_vm);
+	refcount_set(&reg->ref, 1);
+	INIT_WORK(&reg->free_work, sframe_jit_free_work);
+	reg->view.text_start = start;
+	reg->view.text_end = end;
+	reg->view.fde_off = PAGE_SIZE;
+	reg->view.fde_cap = fde_cap;
+	reg->view.fre_off = fre_off;
+	reg->view.fre_cap = fre_cap;
+	sframe_jit_init_header(reg);
+	return reg;
+
+uncharge:
+	atomic_long_sub(size >> PAGE_SHIFT, &reg->user->locked_vm);
+free_reg:
+	free_uid(reg->user);
+	kfree(reg);
+	return ERR_PTR(err);
+}
+
+static vm_fault_t sframe_jit_fault(struct vm_fault *vmf)
+{
+	struct sframe_jit_reg *reg = vmf->vma->vm_private_data;
+	struct page *page;
+
+	if (vmf->pgoff >= reg->size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = vmalloc_to_page(reg->view.base + (vmf->pgoff << PAGE_SHIFT));
+	get_page(page);
+	page->mapping = vmf->vma->vm_file->f_mapping;
+	page->index = vmf->pgoff;
+	vmf->page = page;
+	return 0;
+}
+
+static void sframe_jit_vm_open(struct vm_area_struct *vma)
+{
+	struct sframe_jit_reg *reg = vma->vm_private_data;
+
+	refcount_inc(&reg->ref);
+}
+
+static void sframe_jit_vm_close(struct vm_area_struct *vma)
+{
+	struct sframe_jit_reg *reg = vma->vm_private_data;
+
+	/*
+	 * Only the registry's own mapping in its own process unregisters
+	 * it: not the copy mremap() makes and we refuse, not a child's
+	 * mapping that fork has not yet pointed at the child's copy.
+	 */
+	if (reg->region && vma->vm_mm == reg->mm && vma->vm_start == reg->uaddr)
+		sframe_index_remove(vma->vm_mm, reg->region);
+	sframe_jit_put(reg);
+}
+
+static int sframe_jit_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;
+}
+
+static int sframe_jit_mremap(struct vm_area_struct *vma)
+{
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct sframe_jit_vm_ops = {
+	.open		= sframe_jit_vm_open,
+	.close		= sframe_jit_vm_close,
+	.may_split	= sframe_jit_may_split,
+	.mremap		= sframe_jit_mremap,
+	.fault		= sframe_jit_fault,
+};
+
+/**
+ * sframe_jit_is_mapping() - is this a registry mapping?
+ * @vma: a mapping.
+ *
+ * Return: true if @vma maps a JIT registry.
+ */
+bool sframe_jit_is_mapping(const struct vm_area_struct *vma)
+{
+	return vma->vm_ops == &sframe_jit_vm_ops;
+}
+
+/*
+ * The registration maps the file once, and that mapping is the only one.
+ * Every other way to map a file that userspace can reach runs through
+ * here first, before anything is unmapped: remap_file_pages() on the
+ * registry's own mapping, in its process or in a forked child whose
+ * mapping carries a file of its own.  Refusing here keeps the mapping,
+ * its contents and its registration as they were.  Called with the mmap
+ * lock held for writing, as ->mmap() is.
+ */
+static unsigned long sframe_jit_get_unmapped_area(struct file *file,
+						  unsigned long addr,
+						  unsigned long len,
+						  unsigned long pgoff,
+						  unsigned long flags)
+{
+	struct sframe_jit_reg *reg = file->private_data;
+
+	if (reg->mapped)
+		return -EINVAL;
+	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
+}
+
+static int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct sframe_jit_reg *reg = file->private_data;
+
+	/* ->get_unmapped_area() let only the registration's own call by. */
+	if (WARN_ON_ONCE(reg->mapped) || vma->vm_pgoff ||
+	    vma->vm_end - vma->vm_start != reg->size)
+		return -EINVAL;
+	reg->mapped = true;
+	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYEXEC);
+	vma->vm_ops = &sframe_jit_vm_ops;
+	vma->vm_private_data = reg;
+	refcount_inc(&reg->ref);
+	return 0;
+}
+
+/*
+ * The file's last user, its mapping or the call that made it, is gone.
+ * __fput() runs in process context: a registration that failed is freed
+ * and uncharged before its caller returns to userspace.
+ */
+static int sframe_jit_release(struct inode *inode, struct file *file)
+{
+	sframe_jit_put_sync(file->private_data);
+	return 0;
+}
+
+static const struct file_operations sframe_jit_fops = {
+	.get_unmapped_area	= sframe_jit_get_unmapped_area,
+	.mmap			= sframe_jit_mmap,
+	.release		= sframe_jit_release,
+};
+
+/**
+ * sframe_jit_file() - a file of its own for a registry
+ * @reg: the registry.
+ *
+ * The file owns a reference on @reg, dropped when its last user, the
+ * mapping or the caller, puts it.  It is never installed in a file
+ * table: only the registration maps it.
+ *
+ * Return: the file or an ERR_PTR.
+ */
+struct file *sframe_jit_file(struct sframe_jit_reg *reg)
+{
+	struct file *file;
+
+	file = anon_inode_getfile("[sframe_jit]", &sframe_jit_fops, reg,
+				  O_RDWR);
+	if (!IS_ERR(file))
+		refcount_inc(&reg->ref);
+	return file;
+}
+
+/**
+ * sframe_jit_map() - map a registry into the current process
+ * @reg: the registry.
+ * @file: its file, from sframe_jit_file().
+ *
+ * The caller holds the mmap lock for writing and has passed the file
+ * through security_mmap_file().
+ *
+ * Return: the address, or a negative errno as do_mmap() returns it.
+ */
+unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file)
+{
+	unsigned long addr, populate;
+
+	addr = do_mmap(file, 0, reg->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       0, 0, &populate, NULL);
+	if (!IS_ERR_VALUE(addr)) {
+		reg->mm = current->mm;
+		reg->uaddr = addr;
+	}
+	return addr;
+}
+
+/**
+ * sframe_jit_copy() - carry a registry's published state into its successor
+ * @new: the replacement, at least as large as @old in both areas.
+ * @old: the registry being replaced.
+ *
+ * The producer is not appending meanwhile (the ABI asks it not to); if
+ * it is, it only hurts its own stack traces.
+ */
+void sframe_jit_copy(struct sframe_jit_reg *new,
+		     const struct sframe_jit_reg *old)
+{
+	const struct sframe_jit_view *o = &old->view, *n = &new->view;
+	const struct sframe_jit_header *oh = o->base;
+	struct sframe_jit_header *nh = sframe_jit_mem(new);
+
+	memcpy(sframe_jit_mem(new) + n->fde_off, o->base + o->fde_off,
+	       (size_t)o->fde_cap * sizeof(struct sframe_jit_fde));
+	memcpy(sframe_jit_mem(new) + n->fre_off, o->base + o->fre_off,
+	       (size_t)o->fre_cap * sizeof(struct sframe_jit_fre));
+	nh->seq = READ_ONCE(oh->seq);
+	nh->fde_count = READ_ONCE(oh->fde_count);
+}
+
+/**
+ * sframe_jit_orphan() - mark a registry that is no longer registered
+ * @mm: the process that maps it.
+ * @reg: the registry, unregistered or replaced.
+ *
+ * It stays mapped until the process unmaps it, but a child does not
+ * inherit it: fork copies registered registries only.  The caller holds
+ * the mmap lock for writing.
+ */
+void sframe_jit_orphan(struct mm_struct *mm, struct sframe_jit_reg *reg)
+{
+	struct vm_area_struct *vma = vma_lookup(mm, reg->uaddr);
+
+	if (vma && vma->vm_ops == &sframe_jit_vm_ops &&
+	    vma->vm_private_data == reg)
+		vm_flags_set(vma, VM_DONTCOPY);
+}
+
+/*
+ * dup_mmap() left the child's mapping on the parent's file, which would
+ * reach the parent's registry: put it on @file, its own registry's.
+ * Every registry file is an anon-inode file on the same inode, so the
+ * mapping stays in the same address space's tree as its file changes.
+ */
+static void sframe_jit_swap_file(struct vm_area_struct *vma, struct file *file)
+{
+	VM_WARN_ON_ONCE(file->f_mapping != vma->vm_file->f_mapping);
+	vma_set_file(vma, file);
+	fput(file);
+}
+
+/**
+ * sframe_jit_fork() - give a forked child's registry mapping its own registry
+ * @mm: the child's mm.
+ * @vma: the child's copy of a registry mapping, which dup_mmap() left on
+ *	the parent's registry and file.
+ *
+ * Called from dup_mmap() with both mmap locks held for writing.  The
+ * child gets a copy of the pages, at the same address, with a file of
+ * its own.  A mapping that is no longer registered (left behind by
+ * SFRAME_UNREGISTER or SFRAME_REPLACE_JIT and inherited despite
+ * VM_DONTCOPY, through MADV_DOFORK) gets a copy too: the two processes
+ * never share registry pages.
+ *
+ * Return: the child's registry, held by its mapping, or an ERR_PTR,
+ * which fails the fork.
+ */
+struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
+				       struct vm_area_struct *vma)
+{
+	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
+	struct file *file;
+
+	reg = sframe_jit_alloc(mm, old->view.text_start, old->view.text_end,
+			       old->view.fde_cap, old->view.fre_cap, false);
+	if (IS_ERR(reg))
+		return reg;
+	file = sframe_jit_file(reg);
+	if (IS_ERR(file)) {
+		sframe_jit_put_sync(reg);
+		return ERR_CAST(file);
+	}
+	memcpy(sframe_jit_mem(reg), old->view.base, reg->size);
+	/* The child's mapping is the one mapping its file allows. */
+	reg->mapped = true;
+	reg->mm = mm;
+	reg->uaddr = vma->vm_start;
+	sframe_jit_swap_file(vma, file);
+	vma->vm_private_data = reg;
+	sframe_jit_put(old);
+	return reg;
+}

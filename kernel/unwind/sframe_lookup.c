@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The lookup the unwinder (sframe_user.c) makes for each frame, in NMI
+ * or IRQ context: the registration covering a PC, from the per-mm index
+ * under RCU, and its frame row, from a JIT registry through the kernel's
+ * mapping and private view of its layout or from an ELF section's
+ * validated copy.  Nothing here sleeps, locks or faults.
+ */
+#include <linux/maple_tree.h>
+#include <linux/mm_types.h>
+#include <linux/rcupdate.h>
+#include <uapi/linux/sframe.h>
+
+#include "sframe_internal.h"
+#include "sframe_lookup.h"
+
+/**
+ * sframe_region_lookup() - find the registration covering an address
+ * @mm: the process.
+ * @addr: a user address.
+ *
+ * Safe in NMI context.  The caller holds rcu_read_lock() for as long as
+ * it uses the result.
+ *
+ * Return: the entry, or NULL if no registration covers @addr.
+ */
+struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
+					   unsigned long addr)
+{
+	struct sframe_mm *smm = rcu_dereference(mm->sframe);
+
+	return smm ? mtree_load(&smm->index, addr) : NULL;
+}
+
+/* The kernel's counters in the registry's header: approximate by design. */
+static void sframe_jit_count(const struct sframe_jit_reg *reg,
+			     enum sframe_find_result res)
+{
+	/* The kernel's own fields in the shared header. */
+	struct sframe_jit_header *h = (void *)reg->view.base;
+	struct sframe_jit_stats *st = &h->stats;
+	__u64 *c = NULL;
+
+	WRITE_ONCE(st->lookups, READ_ONCE(st->lookups) + 1);
+	switch (res) {
+	case SFRAME_FIND_HIT:
+		c = &st->hits;
+		break;
+	case SFRAME_FIND_TOMBSTONE:
+		c = &st->tombstone_hits;
+		break;
+	case SFRAME_FIND_RETRY:
+		c = &st->seq_retries;
+		break;
+	case SFRAME_FIND_MALFORMED:
+		c = &st->malformed;
+		break;
+	case SFRAME_FIND_NONE:
+		break;
+	}
+	if (c)
+		WRITE_ONCE(*c, READ_ONCE(*c) + 1);
+}
+
+/**
+ * sframe_region_find() - the frame row of a registered region for a PC
+ * @r: an entry found by sframe_region_lookup(), under the same RCU read
+ *	section.
+ * @pc: the address to look up.
+ * @row: filled in on a hit.
+ *
+ * Safe in NMI context: a JIT registry is read through the kernel's
+ * mapping with the layout the kernel keeps privately, and its counters
+ * are updated; an ELF section is read from the kernel's copy.
+ *
+ * Return: an enum sframe_find_result.
+ */
+int sframe_region_find(struct sframe_region *r, unsigned long pc,
+		       struct sframe_row *row)
+{
+	enum sframe_find_result res;
+
+	if (r->kind == SFRAME_REGION_ELF)
+		return sframe_sec_find(&r->elf->sec, pc, row);
+	res = sframe_jit_find(&r->jit->view, pc, row);
+	sframe_jit_count(r->jit, res);
+	return res;
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A process's registered code ranges: a maple tree hung off its mm
+ * (struct sframe_mm), which the unwinder searches under RCU from NMI
+ * context (sframe_lookup.c).  Writers hold the mmap lock: for writing in
+ * the system call, at exec and at fork; from a registry mapping's
+ * ->close() during munmap or exit, with every other writer excluded.
+ * Removed entries are freed after an RCU grace period.  fork gives the
+ * child its own entries; exit drops them all.
+ */
+#include <linux/init.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/sframe_register.h>
+#include <linux/sysctl.h>
+
+#include "sframe_internal.h"
+
+static unsigned int sysctl_sframe_max_registrations = 1024;
+static const unsigned int sframe_max_registrations_limit = 65536;
+
+static struct ctl_table sframe_sysctls[] = {
+	{
+		.procname	= "sframe_max_registrations",
+		.data		= &sysctl_sframe_max_registrations,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= (void *)&sframe_max_registrations_limit,
+	},
+};
+
+static int __init sframe_mm_init(void)
+{
+	register_sysctl_init("kernel", sframe_sysctls);
+	return 0;
+}
+late_initcall(sframe_mm_init);
+
+/**
+ * sframe_mm_locked() - the index of an mm, for a writer
+ * @mm: the mm, whose mmap lock the caller holds or which is being torn
+ *	down.
+ *
+ * Return: the index, or NULL if the process never registered anything.
+ */
+struct sframe_mm *sframe_mm_locked(struct mm_struct *mm)
+{
+	return rcu_dereference_protected(mm->sframe,
+					 lockdep_is_held(&mm->mmap_lock) ||
+					 !atomic_read(&mm->mm_users));
+}
+
+/**
+ * sframe_mm_get() - the index of an mm, made on first use
+ * @mm: the mm, whose mmap lock the caller holds for writing.
+ *
+ * Return: the index, or NULL if it could not be allocated.
+ */
+struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
+{
+	struct sframe_mm *smm = sframe_mm_locked(mm);
+
+	if (smm)
+		return smm;
+	smm = kzalloc(sizeof(*smm), GFP_KERNEL_ACCOUNT);
+	if (!smm)
+		return NULL;
+	mt_init_flags(&smm->index, MT_FLAGS_USE_RCU);
+	rcu_assign_pointer(mm->sframe, smm);
+	return smm;
+}
+
+static void sframe_region_free_rcu(struct rcu_head *rcu)
+{
+	struct sframe_region *r = container_of(rcu, struct sframe_region, rcu);
+
+	if (r->kind == SFRAME_REGION_JIT)
+		sframe_jit_put(r->jit);
+	else
+		sframe_elf_put(r->elf);
+	kfree(r);
+}
+
+/**
+ * sframe_region_new() - a new index entry, not yet published
+ * @start: the code range's start.
+ * @end: its end (exclusive).
+ *
+ * Return: the entry, or NULL.
+ */
+struct sframe_region *sframe_region_new(unsigned long start,
+					unsigned long end)
+{
+	struct sframe_region *r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+
+	if (r) {
+		r->start = start;
+		r->end = end;
+	}
+	return r;
+}
+
+/**
+ * sframe_index_check() - is there room for one more entry overlapping none?
+ * @smm: the index; the caller holds the mmap lock.
+ * @start: the new range's start.
+ * @end: its end (exclusive).
+ *
+ * Return: 0, -ENOSPC past kernel.sframe_max_registrations, or -EEXIST.
+ */
+int sframe_index_check(struct sframe_mm *smm, unsigned long start,
+		       unsigned long end)
+{
+	unsigned long index = start;
+
+	if (smm->nr >= READ_ONCE(sysctl_sframe_max_registrations))
+		return -ENOSPC;
+	if (mt_find(&smm->index, &index, end - 1))
+		return -EEXIST;
+	return 0;
+}
+
+/**
+ * sframe_index_insert() - publish an entry
+ * @smm: the index; the caller holds the mmap lock for writing.
+ * @r: the entry, which sframe_index_check() let in.
+ *
+ * Return: 0 or a negative errno from the maple tree.
+ */
+int sframe_index_insert(struct sframe_mm *smm, struct sframe_region *r)
+{
+	int err;
+
+	err = mtree_insert_range(&smm->index, r->start, r->end - 1, r,
+				 GFP_KERNEL_ACCOUNT);
+	if (!err)
+		smm->nr++;
+	return err;
+}
+
+/**
+ * sframe_region_detach() - free an entry once NMI readers are done with it
+ * @r: an entry no longer in any index.
+ */
+void sframe_region_detach(struct sframe_region *r)
+{
+	if (r->kind == SFRAME_REGION_JIT)
+		r->jit->region = NULL;
+	call_rcu(&r->rcu, sframe_region_free_rcu);
+}
+
+/**
+ * sframe_index_remove() - remove an entry from its index and free it
+ * @mm: the mm, whose mmap lock the caller holds for writing.
+ * @r: the entry.
+ */
+void sframe_index_remove(struct mm_struct *mm, struct sframe_region *r)
+{
+	struct sframe_mm *smm = sframe_mm_locked(mm);
+
+	mtree_erase(&smm->index, r->start);
+	smm->nr--;
+	sframe_region_detach(r);
+}
+
+/**
+ * sframe_index_exact() - the entry for exactly a range
+ * @smm: the index, or NULL; the caller holds the mmap lock.
+ * @start: the range's start.
+ * @end: its end (exclusive).
+ *
+ * Return: the entry, or NULL.
+ */
+struct sframe_region *sframe_index_exact(struct sframe_mm *smm,
+					 unsigned long start,
+					 unsigned long end)
+{
+	struct sframe_region *r;
+
+	if (!smm)
+		return NULL;
+	r = mtree_load(&smm->index, start);
+	if (!r || r->start != start || r->end != end)
+		return NULL;
+	return r;
+}
+
+/*
+ * fork: the child's mapping of a registry gets its own registry
+ * (sframe_jit_fork()), registered in the child if the parent's is.
+ */
+static int sframe_fork_jit(struct sframe_mm *smm, struct mm_struct *mm,
+			   struct vm_area_struct *vma)
+{
+	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
+	struct sframe_region *r = old->region, *nr;
+	int err;
+
+	reg = sframe_jit_fork(mm, vma);
+	if (IS_ERR(reg))
+		return PTR_ERR(reg);
+	if (!r)
+		return 0;
+	/* On failure the child's teardown frees @reg with its mapping. */
+	nr = sframe_region_new(r->start, r->end);
+	if (!nr)
+		return -ENOMEM;
+	nr->kind = SFRAME_REGION_JIT;
+	nr->jit = reg;
+	err = sframe_index_insert(smm, nr);
+	if (err) {
+		kfree(nr);
+		return err;
+	}
+	refcount_inc(&reg->ref);
+	reg->region = nr;
+	return 0;
+}
+
+static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
+{
+	struct sframe_region *nr = sframe_region_new(r->start, r->end);
+	int err;
+
+	if (!nr)
+		return -ENOMEM;
+	nr->kind = SFRAME_REGION_ELF;
+	nr->elf = r->elf;
+	refcount_inc(&nr->elf->ref);
+	err = sframe_index_insert(smm, nr);
+	if (err) {
+		sframe_elf_put(nr->elf);
+		kfree(nr);
+	}
+	return err;
+}
+
+/**
+ * sframe_mm_fork() - copy a process's registrations into its child
+ * @oldmm: the parent's mm.
+ * @mm: the child's mm, whose mappings dup_mmap() has just copied.
+ *
+ * Called by dup_mmap() with both mmap locks held for writing.  Every JIT
+ * registry the child maps gets its own copy of the pages at the same
+ * address, registered if the parent's is; ELF registrations share the
+ * parent's immutable copy.
+ *
+ * Return: 0 or -ENOMEM, which fails the fork.
+ */
+int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct sframe_mm *old = sframe_mm_locked(oldmm), *smm;
+	struct vm_area_struct *vma;
+	struct sframe_region *r;
+	unsigned long index = 0;
+	int err;
+
+	/* A process that never registered anything maps no registry. */
+	if (!old)
+		return 0;
+	smm = sframe_mm_get(mm);
+	if (!smm)
+		return -ENOMEM;
+	for_each_vma(vmi, vma) {
+		if (!sframe_jit_is_mapping(vma))
+			continue;
+		err = sframe_fork_jit(smm, mm, vma);
+		if (err)
+			return err;
+	}
+	mt_for_each(&old->index, r, index, ULONG_MAX) {
+		if (r->kind != SFRAME_REGION_ELF)
+			continue;
+		err = sframe_fork_elf(smm, r);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/**
+ * sframe_mm_exit() - drop every registration of an mm being torn down
+ * @mm: the mm, after exit_mmap() closed its mappings.
+ *
+ * Readers may still hold entries (an NMI on another CPU looking at this
+ * mm through a task reference); everything is freed after a grace period.
+ */
+void sframe_mm_exit(struct mm_struct *mm)
+{
+	struct sframe_mm *smm = sframe_mm_locked(mm);
+	struct sframe_region *r;
+	unsigned long index = 0;
+
+	if (!smm)
+		return;
+	mt_for_each(&smm->index, r, index, ULONG_MAX)
+		sframe_region_detach(r);
+	RCU_INIT_POINTER(mm->sframe, NULL);
+	mtree_destroy(&smm->index);
+	kfree_rcu(smm, rcu);
+}
