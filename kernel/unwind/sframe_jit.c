@@ -6,7 +6,7 @@
  * mapped again; fork points the child's mapping at a copy of the pages
  * with a file of its own, so that no two processes share registry pages
  * and no mapping outlives the registry it reaches.  The pages are
- * charged to the user's locked memory.
+ * charged to the user's locked memory and to the memory cgroup.
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
@@ -124,6 +124,19 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 	h->map_size = reg->size;
 }
 
+/*
+ * vmalloc_user() memory, but charged to the memory cgroup of the task
+ * that allocates it: the caller, or at fork the parent, whose cgroup
+ * the child starts in.
+ */
+static void *sframe_jit_vmalloc(unsigned long size)
+{
+	return __vmalloc_node_range(size, SHMLBA, VMALLOC_START, VMALLOC_END,
+				    GFP_KERNEL_ACCOUNT | __GFP_ZERO,
+				    PAGE_KERNEL, VM_USERMAP, NUMA_NO_NODE,
+				    __builtin_return_address(0));
+}
+
 /**
  * sframe_jit_alloc() - a new registry
  * @mm: the process whose VmPin shows the charge.
@@ -134,7 +147,8 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
  * @enforce: hold the charge to RLIMIT_MEMLOCK.
  *
  * A zeroed registry with its header filled in, charged to the current
- * user's locked memory.  The caller holds its only reference.
+ * user's locked memory and to the current memory cgroup.  The caller
+ * holds its only reference.
  *
  * Return: the registry or ERR_PTR(-ENOMEM).
  */
@@ -158,7 +172,7 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 	err = sframe_charge(reg->user, size >> PAGE_SHIFT, enforce);
 	if (err)
 		goto free_reg;
-	reg->view.base = vmalloc_user(size);
+	reg->view.base = sframe_jit_vmalloc(size);
 	if (!reg->view.base) {
 		err = -ENOMEM;
 		goto uncharge;

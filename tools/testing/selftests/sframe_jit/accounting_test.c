@@ -5,6 +5,10 @@
  * cycles, or processes that exit with live registrations, leave no
  * kernel memory behind.
  */
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
 #include "sframe_test.h"
 
 static long vm_pin_kb(void)
@@ -183,6 +187,114 @@ TEST_F(accounting, exit_with_live_registrations_leaks_nothing)
 		ASSERT_EQ(0, child_status(pid));
 	}
 	EXPECT_GT(kernel + 1024, settled_kernel_kb());
+}
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+
+static int cg_write(const char *dir, const char *file, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -errno;
+}
+
+static long cg_read(const char *dir, const char *file)
+{
+	char path[256];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
+/*
+ * The memory cgroup v2 group this test runs in, made for it: mounts
+ * cgroup2 where the VM has not, and enables the memory controller below
+ * the root.  Returns 0, or a negative errno for the test to skip on.
+ */
+static int memcg_enter(char *dir, size_t size)
+{
+	char pid[32];
+	int err;
+
+	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
+		return -errno;
+	err = cg_write(CGROUP_ROOT, "cgroup.subtree_control", "+memory");
+	if (err)
+		return err;
+	snprintf(dir, size, CGROUP_ROOT "/sframe-accounting-%d", getpid());
+	if (mkdir(dir, 0755))
+		return -errno;
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return cg_write(dir, "cgroup.procs", pid);
+}
+
+static void memcg_leave(const char *dir)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	cg_write(CGROUP_ROOT, "cgroup.procs", pid);
+	rmdir(dir);
+}
+
+/* memory.current once the deferred frees have brought it below @want. */
+static long settled_memcg(const char *dir, long want)
+{
+	long cur = cg_read(dir, "memory.current");
+	int i;
+
+	for (i = 0; i < 100 && cur >= want; i++) {
+		usleep(100 * 1000);
+		cur = cg_read(dir, "memory.current");
+	}
+	return cur;
+}
+
+/*
+ * memory.current moves in batches: each CPU pre-charges up to 64 pages
+ * (MEMCG_CHARGE_BATCH) and gives back what it did not use later.  The
+ * VM has two CPUs.
+ */
+#define MEMCG_SLACK	(2 * 64 * 4096L)
+
+TEST_F(accounting, registry_pages_are_charged_to_the_memory_cgroup)
+{
+	struct sframe_jit_header *h;
+	long before, charged, size;
+	char dir[128];
+	int err;
+
+	err = memcg_enter(dir, sizeof(dir));
+	if (err)
+		SKIP(return, "no memory cgroup: %s", strerror(-err));
+	before = cg_read(dir, "memory.current");
+	ASSERT_LE(0, before);
+	ASSERT_EQ(0, jit_register(self->start, self->end, 1U << 16, 1U << 16,
+				  &h));
+	size = h->map_size;
+	charged = cg_read(dir, "memory.current") - before;
+	EXPECT_LE(size - MEMCG_SLACK, charged)
+		TH_LOG("%ld bytes of registry, %ld charged", size, charged);
+	ASSERT_EQ(0, munmap(h, size));
+	EXPECT_GT(before + size / 2, settled_memcg(dir, before + size / 2));
+	memcg_leave(dir);
 }
 
 TEST_HARNESS_MAIN
