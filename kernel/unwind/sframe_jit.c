@@ -25,13 +25,16 @@
 
 #include "sframe_internal.h"
 
-/* Memory accounting, as for io_uring rings: the user's locked_vm. */
-static int sframe_charge(struct user_struct *user, unsigned long pages,
-			 bool enforce)
+/*
+ * Memory accounting, as for io_uring rings: the user's locked_vm, held
+ * to the caller's RLIMIT_MEMLOCK.  -EDQUOT tells the limit apart from a
+ * failed allocation.
+ */
+static int sframe_charge(struct user_struct *user, unsigned long pages)
 {
 	unsigned long limit, cur, new;
 
-	if (!enforce || capable(CAP_IPC_LOCK)) {
+	if (capable(CAP_IPC_LOCK)) {
 		atomic_long_add(pages, &user->locked_vm);
 		return 0;
 	}
@@ -39,7 +42,7 @@ static int sframe_charge(struct user_struct *user, unsigned long pages,
 	cur = atomic_long_read(&user->locked_vm);
 	do {
 		if (check_add_overflow(cur, pages, &new) || new > limit)
-			return -ENOMEM;
+			return -EDQUOT;
 	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
 	return 0;
 }
@@ -144,17 +147,17 @@ static void *sframe_jit_vmalloc(unsigned long size)
  * @end: its end (exclusive).
  * @fde_cap: descriptor capacity.
  * @fre_cap: frame-row capacity.
- * @enforce: hold the charge to RLIMIT_MEMLOCK.
  *
  * A zeroed registry with its header filled in, charged to the current
  * user's locked memory and to the current memory cgroup.  The caller
  * holds its only reference.
  *
- * Return: the registry or ERR_PTR(-ENOMEM).
+ * Return: the registry, ERR_PTR(-EDQUOT) past the locked-memory limit,
+ * or ERR_PTR(-ENOMEM).
  */
 struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 					unsigned long start, unsigned long end,
-					u32 fde_cap, u32 fre_cap, bool enforce)
+					u32 fde_cap, u32 fre_cap)
 {
 	struct sframe_jit_reg *reg;
 	u64 fre_off, size;
@@ -169,7 +172,7 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 	if (!reg)
 		return ERR_PTR(-ENOMEM);
 	reg->user = get_uid(current_user());
-	err = sframe_charge(reg->user, size >> PAGE_SHIFT, enforce);
+	err = sframe_charge(reg->user, size >> PAGE_SHIFT);
 	if (err)
 		goto free_reg;
 	reg->view.base = sframe_jit_vmalloc(size);
@@ -418,6 +421,54 @@ static void sframe_jit_swap_file(struct vm_area_struct *vma, struct file *file)
 	fput(file);
 }
 
+/*
+ * A child whose copy of a registry would pass the locked-memory limit
+ * gets ordinary memory at the same address instead, as MADV_WIPEONFORK
+ * gives: private, anonymous, zero-filled on first touch, not registered,
+ * pinned or charged to the limit.  Its JIT can go on writing there, and
+ * the fork does not fail because of a registry.  The mapping is the
+ * child's own and not yet visible to anyone; dup_mmap() put it in the
+ * file's tree and copied no page-table entries for it (a shared mapping
+ * without an anon_vma), so it leaves the tree and becomes anonymous.
+ */
+static void sframe_jit_wipe_in_child(struct vm_area_struct *vma)
+{
+	struct file *file = vma->vm_file;
+	struct address_space *mapping = file->f_mapping;
+	long pages = vma_pages(vma);
+
+	vm_stat_account(vma->vm_mm, vma->vm_flags, -pages);
+	i_mmap_lock_write(mapping);
+	if (vma_is_shared_maywrite(vma))
+		mapping_unmap_writable(mapping);
+	vma_interval_tree_remove(vma, &mapping->i_mmap);
+	i_mmap_unlock_write(mapping);
+	vm_flags_clear(vma, VM_SHARED | VM_MAYSHARE | VM_DONTEXPAND);
+	vma->vm_file = NULL;
+	fput(file);
+	vma->vm_private_data = NULL;
+	vma_set_anonymous(vma);
+	vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
+	vma_set_page_prot(vma);
+	vm_stat_account(vma->vm_mm, vma->vm_flags, pages);
+}
+
+/*
+ * The child's copy of the pages.  A registry can be hundreds of MiB and
+ * both mmap locks are held: copy a page at a time and let others run.
+ */
+static void sframe_jit_copy_pages(struct sframe_jit_reg *reg,
+				  const struct sframe_jit_reg *old)
+{
+	unsigned long off;
+
+	for (off = 0; off < reg->size; off += PAGE_SIZE) {
+		memcpy(sframe_jit_mem(reg) + off, old->view.base + off,
+		       PAGE_SIZE);
+		cond_resched();
+	}
+}
+
 /**
  * sframe_jit_fork() - give a forked child's registry mapping its own registry
  * @mm: the child's mm.
@@ -426,13 +477,14 @@ static void sframe_jit_swap_file(struct vm_area_struct *vma, struct file *file)
  *
  * Called from dup_mmap() with both mmap locks held for writing.  The
  * child gets a copy of the pages, at the same address, with a file of
- * its own.  A mapping that is no longer registered (left behind by
+ * its own; past the locked-memory limit, ordinary memory instead.  A
+ * mapping that is no longer registered (left behind by
  * SFRAME_UNREGISTER or SFRAME_REPLACE_JIT and inherited despite
  * VM_DONTCOPY, through MADV_DOFORK) gets a copy too: the two processes
  * never share registry pages.
  *
- * Return: the child's registry, held by its mapping, or an ERR_PTR,
- * which fails the fork.
+ * Return: the child's registry, held by its mapping; NULL where the
+ * child got ordinary memory; or an ERR_PTR, which fails the fork.
  */
 struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 				       struct vm_area_struct *vma)
@@ -441,7 +493,12 @@ struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 	struct file *file;
 
 	reg = sframe_jit_alloc(mm, old->view.text_start, old->view.text_end,
-			       old->view.fde_cap, old->view.fre_cap, false);
+			       old->view.fde_cap, old->view.fre_cap);
+	if (PTR_ERR(reg) == -EDQUOT) {
+		sframe_jit_wipe_in_child(vma);
+		sframe_jit_put(old);
+		return NULL;
+	}
 	if (IS_ERR(reg))
 		return reg;
 	file = sframe_jit_file(reg);
@@ -449,7 +506,7 @@ struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 		sframe_jit_put_sync(reg);
 		return ERR_CAST(file);
 	}
-	memcpy(sframe_jit_mem(reg), old->view.base, reg->size);
+	sframe_jit_copy_pages(reg, old);
 	/* The child's mapping is the one mapping its file allows. */
 	reg->mapped = true;
 	reg->mm = mm;

@@ -199,8 +199,8 @@ static int sframe_fork_jit(struct sframe_mm *smm, struct mm_struct *mm,
 	int err;
 
 	reg = sframe_jit_fork(mm, vma);
-	if (IS_ERR(reg))
-		return PTR_ERR(reg);
+	if (IS_ERR_OR_NULL(reg))
+		return PTR_ERR_OR_ZERO(reg);
 	if (!r)
 		return 0;
 	/* On failure the child's teardown frees @reg with its mapping. */
@@ -244,7 +244,8 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
  *
  * Called by dup_mmap() with both mmap locks held for writing.  Every JIT
  * registry the child maps gets its own copy of the pages at the same
- * address, registered if the parent's is; ELF registrations share the
+ * address, registered if the parent's is, or past the locked-memory
+ * limit ordinary memory in its place; ELF registrations share the
  * parent's immutable copy.
  *
  * Return: 0 or -ENOMEM, which fails the fork.

@@ -97,7 +97,9 @@ static long sframe_register_jit(const struct sframe_jit_args *args,
 	if (ret)
 		return ret;
 	reg = sframe_jit_alloc(mm, args->text_start, args->text_end,
-			       args->fde_capacity, args->fre_capacity, true);
+			       args->fde_capacity, args->fre_capacity);
+	if (PTR_ERR(reg) == -EDQUOT)
+		return -ENOMEM;
 	if (IS_ERR(reg))
 		return PTR_ERR(reg);
 	ret = -ENOMEM;

@@ -1063,8 +1063,8 @@ TEST_F(elf_args, replace_of_a_section_range_is_enoent)
  * once the limit is lifted again.
  */
 #define MEMLOCK_TEST_LIMIT	(256UL << 10)
-#define MEMLOCK_BIG_FDES	(1U << 16)	/* megabytes of registry */
-#define MEMLOCK_BIG_FRES	(1U << 16)
+#define MEMLOCK_ALLOWANCE	"/proc/sys/kernel/sframe_user_mlock_kb"
+#define FRE_BYTES		sizeof(struct sframe_jit_fre)
 
 static int drop_cap_ipc_lock(void)
 {
@@ -1087,10 +1087,29 @@ static int drop_cap_ipc_lock(void)
 	return data[i].effective & bit ? -EPERM : 0;
 }
 
+/*
+ * What a user may pin in registries beyond RLIMIT_MEMLOCK, in bytes: the
+ * allowance kernel.sframe_user_mlock_kb grants.
+ */
+static unsigned long memlock_allowance(void)
+{
+	unsigned long kb = 0;
+	FILE *f = fopen(MEMLOCK_ALLOWANCE, "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &kb) != 1)
+			kb = 0;
+		fclose(f);
+	}
+	return kb << 10;
+}
+
 FIXTURE(memlock) {
 	char *arena;
 	__u64 start, end;
 	struct rlimit saved;
+	unsigned long budget;	/* bytes of registry the lowered limit allows */
+	__u32 big_fres;		/* rows of a registry beyond the budget */
 };
 
 FIXTURE_SETUP(memlock)
@@ -1107,10 +1126,39 @@ FIXTURE_SETUP(memlock)
 	ret = drop_cap_ipc_lock();
 	if (ret)
 		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
+	self->budget = MEMLOCK_TEST_LIMIT + memlock_allowance();
+	self->big_fres = self->budget / FRE_BYTES + (1U << 16);
+}
+
+/*
+ * Registries are freed after an RCU grace period and a work item, and
+ * their charge to the user's locked memory with them: a test that left
+ * one mapped would leave its charge to the next test, which runs as the
+ * same user.  Unmap every registry and wait until VmPin, uncharged with
+ * locked_vm, is back to zero.
+ */
+static void memlock_release_all(void)
+{
+	unsigned long start, end;
+	char line[512];
+	FILE *f;
+	int i;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[sframe_jit]") &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2)
+			munmap((void *)start, end - start);
+	fclose(f);
+	for (i = 0; i < 100 && proc_kb("/proc/self/status", "VmPin"); i++)
+		usleep(100 * 1000);
 }
 
 FIXTURE_TEARDOWN(memlock)
 {
+	memlock_release_all();
 }
 
 static int memlock_lower(FIXTURE_DATA(memlock) *self)
@@ -1137,9 +1185,8 @@ static int memlock_lift(FIXTURE_DATA(memlock) *self)
 TEST_F(memlock, registry_beyond_the_limit_is_enomem)
 {
 	ASSERT_EQ(0, memlock_lower(self));
-	EXPECT_EQ(-ENOMEM, jit_register(self->start, self->end,
-					MEMLOCK_BIG_FDES, MEMLOCK_BIG_FRES,
-					NULL));
+	EXPECT_EQ(-ENOMEM, jit_register(self->start, self->end, 1,
+					self->big_fres, NULL));
 	/* The range was not claimed. */
 	ASSERT_EQ(0, memlock_lift(self));
 	EXPECT_EQ(0, jit_register(self->start, self->end, 1, 1, NULL));
@@ -1152,12 +1199,90 @@ TEST_F(memlock, replacement_beyond_the_limit_is_enomem)
 
 	jit_reg_new(_metadata, &reg, self->start, self->end, 1, 1);
 	ASSERT_EQ(0, memlock_lower(self));
-	EXPECT_EQ(-ENOMEM, jit_replace(self->start, self->end,
-				       MEMLOCK_BIG_FDES, MEMLOCK_BIG_FRES,
-				       NULL));
+	EXPECT_EQ(-ENOMEM, jit_replace(self->start, self->end, 1,
+				       self->big_fres, NULL));
 	ASSERT_EQ(0, memlock_lift(self));
 	expect_registry_intact(_metadata, &reg);
 	EXPECT_EQ(0, jit_replace(self->start, self->end, 2, 2, &new));
+}
+
+/*
+ * A child's copy of a registry is charged like the registry itself.  At
+ * the limit the child gets, at the same address and size, private memory
+ * it can write, zero-filled and not registered, and the fork succeeds.
+ * The registry takes three quarters of the budget, so that its copy
+ * cannot fit beside it.
+ */
+
+static void child_has_unpinned_zeroed_memory(const struct jit_reg *reg)
+{
+	struct maps_entry e;
+	size_t i;
+
+	CHILD_EXPECT(maps_lookup((unsigned long)reg->hdr, &e));
+	CHILD_EXPECT(e.start == (unsigned long)reg->hdr);
+	CHILD_EXPECT(e.end - e.start == reg->size);
+	CHILD_EXPECT(!strncmp(e.perms, "rw-p", 4));
+	CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") == 0);
+	for (i = 0; i < reg->size; i += page_size())
+		CHILD_EXPECT(((char *)reg->hdr)[i] == 0);
+	memset(reg->hdr, 0x5a, reg->size);
+	CHILD_EXPECT(((char *)reg->hdr)[reg->size - 1] == 0x5a);
+	CHILD_EXPECT(range_unregister(reg->start, reg->end) == -ENOENT);
+}
+
+TEST_F(memlock, fork_past_the_limit_gives_the_child_unpinned_memory)
+{
+	struct jit_reg reg;
+	int ret;
+	pid_t pid;
+
+	ASSERT_EQ(0, memlock_lower(self));
+	ret = jit_register(self->start, self->end, 1,
+			   self->budget / 4 * 3 / FRE_BYTES, &reg.hdr);
+	if (ret == -ENOMEM)
+		SKIP(return, "other processes of this user hold locked memory");
+	ASSERT_EQ(0, ret);
+	reg.start = self->start;
+	reg.end = self->end;
+	reg.size = mapping_size(reg.hdr);
+	ASSERT_LT(self->budget / 2, reg.size);
+	reg.hdr->seq = 2;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		child_has_unpinned_zeroed_memory(&reg);
+		_exit(0);
+	}
+	EXPECT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, &reg);
+	EXPECT_EQ(2U, reg.hdr->seq);
+	EXPECT_EQ((long)(reg.size / 1024),
+		  proc_kb("/proc/self/status", "VmPin"));
+}
+
+/* Under the limit, the child's copy is registered and charged. */
+TEST_F(memlock, fork_within_the_limit_gives_the_child_a_charged_copy)
+{
+	struct jit_reg reg;
+	pid_t pid;
+
+	ASSERT_EQ(0, memlock_lower(self));
+	jit_reg_new(_metadata, &reg, self->start, self->end, 1, 1);
+	reg.hdr->seq = 4;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(reg.hdr->magic == SFRAME_JIT_MAGIC);
+		CHILD_EXPECT(reg.hdr->seq == 4);
+		CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") ==
+			     (long)(reg.size / 1024));
+		CHILD_EXPECT(range_is_registered(reg.start, reg.end));
+		_exit(0);
+	}
+	EXPECT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, &reg);
 }
 
 /*
