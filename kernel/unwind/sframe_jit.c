@@ -11,6 +11,7 @@
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
 #include <linux/anon_inodes.h>
+#include <linux/init.h>
 #include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -20,15 +21,51 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/vmalloc.h>
 #include <uapi/linux/sframe.h>
 
 #include "sframe_internal.h"
 
 /*
+ * Registry pages each user may pin beyond its RLIMIT_MEMLOCK, as perf
+ * grants perf_event_mlock_kb for its buffers: at Debian's default 8 MiB
+ * limit a JIT of 100,000 small functions needs about 9 MiB, and growing
+ * its registry by replacement briefly holds the old one as well.
+ */
+static unsigned int sysctl_sframe_user_mlock_kb = 8192;
+
+static struct ctl_table sframe_jit_sysctls[] = {
+	{
+		.procname	= "sframe_user_mlock_kb",
+		.data		= &sysctl_sframe_user_mlock_kb,
+		.maxlen		= sizeof(unsigned int),
+		.mode		= 0644,
+		.proc_handler	= proc_douintvec,
+	},
+};
+
+static int __init sframe_jit_init(void)
+{
+	register_sysctl_init("kernel", sframe_jit_sysctls);
+	return 0;
+}
+late_initcall(sframe_jit_init);
+
+/* The user's registry pages may reach this: RLIMIT_MEMLOCK and more. */
+static unsigned long sframe_mlock_limit(void)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned long extra = READ_ONCE(sysctl_sframe_user_mlock_kb) >>
+			      (PAGE_SHIFT - 10);
+
+	return size_add(limit, extra);
+}
+
+/*
  * Memory accounting, as for io_uring rings: the user's locked_vm, held
- * to the caller's RLIMIT_MEMLOCK.  -EDQUOT tells the limit apart from a
- * failed allocation.
+ * to sframe_mlock_limit().  -EDQUOT tells the limit apart from a failed
+ * allocation.
  */
 static int sframe_charge(struct user_struct *user, unsigned long pages)
 {
@@ -38,7 +75,7 @@ static int sframe_charge(struct user_struct *user, unsigned long pages)
 		atomic_long_add(pages, &user->locked_vm);
 		return 0;
 	}
-	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	limit = sframe_mlock_limit();
 	cur = atomic_long_read(&user->locked_vm);
 	do {
 		if (check_add_overflow(cur, pages, &new) || new > limit)

@@ -1262,6 +1262,34 @@ TEST_F(memlock, fork_past_the_limit_gives_the_child_unpinned_memory)
 		  proc_kb("/proc/self/status", "VmPin"));
 }
 
+/*
+ * A JIT of 100,000 functions of four rows each registers them all at
+ * Debian's default RLIMIT_MEMLOCK of 8 MiB, growing its registry by
+ * replacement from half that size as libsframe_jit does.
+ */
+#define DEBIAN_MEMLOCK		(8UL << 20)
+#define JIT_FUNCS		100000U
+#define JIT_ROWS_PER_FUNC	4U
+
+TEST_F(memlock, jit_of_100000_functions_fits_the_default_limit)
+{
+	struct rlimit rl = { DEBIAN_MEMLOCK, DEBIAN_MEMLOCK };
+	struct sframe_jit_header *small, *big;
+
+	if (self->saved.rlim_max != RLIM_INFINITY &&
+	    self->saved.rlim_max < DEBIAN_MEMLOCK)
+		SKIP(return, "RLIMIT_MEMLOCK is held below 8 MiB");
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, jit_register(self->start, self->end, JIT_FUNCS / 2,
+				  JIT_FUNCS / 2 * JIT_ROWS_PER_FUNC, &small));
+	ASSERT_EQ(0, jit_replace(self->start, self->end, JIT_FUNCS,
+				 JIT_FUNCS * JIT_ROWS_PER_FUNC, &big));
+	EXPECT_EQ(JIT_FUNCS, big->fde_capacity);
+	EXPECT_EQ(JIT_FUNCS * JIT_ROWS_PER_FUNC, big->fre_capacity);
+	EXPECT_EQ(0, munmap(small, small->map_size));
+	EXPECT_EQ(0, munmap(big, big->map_size));
+}
+
 /* Under the limit, the child's copy is registered and charged. */
 TEST_F(memlock, fork_within_the_limit_gives_the_child_a_charged_copy)
 {
