@@ -30,16 +30,23 @@
  * function that calls back into the program, or a sample that lands in
  * libc or the vDSO), the kernel's walker falls back to one frame-pointer
  * step, which in code built without frame pointers yields garbage: the
- * comparison stops at that PC, after checking it.  Everything before it
- * must be equal in the three walks, frame by frame.
+ * comparison stops at that PC, after checking it.  Every frame before it
+ * must be confirmed by the references (xcheck_stacks.c has the rule):
+ * ours must be what libunwind and backtrace() say where they agree, and
+ * what one of them says where they do not, or where one has no frame
+ * (ended early, returned 0, or failed to start).  The reference that
+ * parts from ours and the other one has failed, not ours: the sample
+ * passes, and the reference failures of each are counted and printed
+ * apart from the mismatches, which fail the program.
  *
  * One exception: a sample that interrupts libgcc's unwinder (a C++
  * exception being thrown) is not walked by backtrace(), which is libgcc's
  * unwinder too and not reentrant there (its FDE cache is caught half
- * updated, and it crashes); ours and libunwind are compared as usual.
+ * updated, and it crashes); ours is compared with libunwind alone.
  *
  * The result line starts with "ok" or "FAIL"; details of the first
- * mismatching samples follow, symbolized.
+ * mismatching samples and of the first reference failures follow,
+ * symbolized.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -58,16 +65,19 @@
 #include <libunwind.h>
 
 #include "uwalk.h"
+#include "xcheck_stacks.h"
 
 #define XC_DEPTH	256
 /* The handler's own frames that backtrace() reports before the signal's. */
 #define XC_BT_EXTRA	16
 #define XC_KEEP		4
 
+/* A sample kept for the report: a mismatch, or a reference failure. */
 struct xc_bad {
-	int n[3];
+	int n[XC_WALKERS];
 	int at;
-	uint64_t pcs[3][32];
+	enum xc_walker who;	/* the reference that failed, or XC_OURS */
+	uint64_t pcs[XC_WALKERS][32];
 };
 
 static struct {
@@ -86,12 +96,15 @@ static struct {
 	unsigned long reached_end;
 	unsigned long deepest;
 	unsigned long bad;
-	unsigned long lu_fail;
+	unsigned long ref_bad[XC_WALKERS];
+	unsigned long ref_bad_all;
+	unsigned long no_ref;
 	unsigned long in_libgcc;
 	/* libgcc_s's executable segments. */
 	uint64_t gcc_start;
 	uint64_t gcc_end;
 	struct xc_bad keep[XC_KEEP];
+	struct xc_bad keep_ref[XC_KEEP];
 } xc;
 
 static uint64_t xc_rand(void)
@@ -118,7 +131,7 @@ static int xc_libunwind(ucontext_t *uc, uint64_t *pcs, int max)
 	int n = 0;
 
 	if (unw_init_local2(&c, uc, UNW_INIT_SIGNAL_FRAME) < 0)
-		return -1;
+		return 0;
 	while (n < max) {
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
 			break;
@@ -129,7 +142,7 @@ static int xc_libunwind(ucontext_t *uc, uint64_t *pcs, int max)
 	return n;
 }
 
-/* backtrace() from the interrupted PC on; -1 if it is not there. */
+/* backtrace() from the interrupted PC on; 0 if it is not there. */
 static int xc_backtrace(uint64_t pc, uint64_t *pcs, int max)
 {
 	void *bt[XC_DEPTH + XC_BT_EXTRA];
@@ -139,22 +152,26 @@ static int xc_backtrace(uint64_t pc, uint64_t *pcs, int max)
 		if ((uint64_t)bt[i] == pc)
 			break;
 	if (i == n || i == XC_BT_EXTRA)
-		return -1;
+		return 0;
 	for (k = 0; i < n && k < max; i++, k++)
 		pcs[k] = (uint64_t)bt[i];
 	return k;
 }
 
-static void xc_keep(uint64_t pcs[3][XC_DEPTH], const int n[3], int at)
+/* Keep sample @k of its kind in @keep, if it is one of the first. */
+static void xc_keep(struct xc_bad *keep, unsigned long k,
+		    uint64_t pcs[XC_WALKERS][XC_DEPTH], const int n[XC_WALKERS],
+		    int at, enum xc_walker who)
 {
 	struct xc_bad *b;
 	int w, i;
 
-	if (xc.bad > XC_KEEP)
+	if (k >= XC_KEEP)
 		return;
-	b = &xc.keep[xc.bad - 1];
+	b = &keep[k];
 	b->at = at;
-	for (w = 0; w < 3; w++) {
+	b->who = who;
+	for (w = 0; w < XC_WALKERS; w++) {
 		b->n[w] = n[w];
 		for (i = 0; i < n[w] && i < 32; i++)
 			b->pcs[w][i] = pcs[w][i];
@@ -162,30 +179,40 @@ static void xc_keep(uint64_t pcs[3][XC_DEPTH], const int n[3], int at)
 }
 
 /*
- * Compare the three walks over the frames our tables cover and the
- * frame the last of them returns to.
+ * Judge the three walks over the frames our tables cover and the frame
+ * the last of them returns to, and count what was found.
  */
-static void xc_compare(uint64_t pcs[3][XC_DEPTH], const int n[3])
+static void xc_compare(uint64_t pcs[XC_WALKERS][XC_DEPTH],
+		       const int n[XC_WALKERS])
 {
-	int covered = 0, want, i, w;
+	struct xc_walk w[XC_WALKERS];
+	struct xc_verdict v;
+	int covered = 0, r;
+	bool ok;
 
-	while (covered < n[0] && uwalk_covered(pcs[0][covered], !covered))
+	while (covered < n[XC_OURS] &&
+	       uwalk_covered(pcs[XC_OURS][covered], !covered))
 		covered++;
-	want = covered + 1;
-	/* libunwind ends at _start, whose caller nothing describes. */
-	if (want > n[1])
-		want = n[1];
-	for (i = 0; i < want; i++)
-		for (w = 0; w < 3; w++)
-			if (i >= n[w] || pcs[w][i] != pcs[0][i] ||
-			    pcs[w][i] != pcs[1][i]) {
-				xc.bad++;
-				xc_keep(pcs, n, i);
-				return;
-			}
+	for (r = 0; r < XC_WALKERS; r++)
+		w[r] = (struct xc_walk){ .pcs = pcs[r], .n = n[r] };
+	ok = xc_stacks_compare(w, covered + 1, &v);
+	for (r = XC_LIBUNWIND; r < XC_WALKERS; r++) {
+		if (v.ref_bad[r] < 0)
+			continue;
+		xc_keep(xc.keep_ref, xc.ref_bad_all++, pcs, n, v.ref_bad[r], r);
+		xc.ref_bad[r]++;
+	}
+	if (!ok) {
+		xc_keep(xc.keep, xc.bad++, pcs, n, v.bad, XC_OURS);
+		return;
+	}
+	if (!v.frames) {
+		xc.no_ref++;
+		return;
+	}
 	xc.top_covered += covered > 0;
-	xc.frames += want;
-	xc.reached_end += covered < n[0];
+	xc.frames += v.frames;
+	xc.reached_end += covered < n[XC_OURS];
 	if ((unsigned long)covered > xc.deepest)
 		xc.deepest = covered;
 }
@@ -213,35 +240,25 @@ static bool xc_in_libgcc(const uint64_t *pcs, int n)
 
 static void xc_on_prof(int sig, siginfo_t *si, void *ucv)
 {
-	static uint64_t pcs[3][XC_DEPTH];
+	static uint64_t pcs[XC_WALKERS][XC_DEPTH];
 	ucontext_t *uc = ucv;
-	int n[3], saved = errno;
+	int n[XC_WALKERS], saved = errno;
 
 	if (xc.stop)
 		return;
 	__atomic_store_n(&xc.in_handler, true, __ATOMIC_RELAXED);
-	n[0] = uwalk_ucontext(uc, pcs[0], XC_DEPTH);
-	n[1] = xc_libunwind(uc, pcs[1], XC_DEPTH);
-	if (n[1] > 0 && xc_in_libgcc(pcs[1], n[1])) {
+	n[XC_OURS] = uwalk_ucontext(uc, pcs[XC_OURS], XC_DEPTH);
+	n[XC_LIBUNWIND] = xc_libunwind(uc, pcs[XC_LIBUNWIND], XC_DEPTH);
+	if (xc_in_libgcc(pcs[XC_LIBUNWIND], n[XC_LIBUNWIND])) {
 		/* See the head of this file: ours and libunwind only. */
 		xc.in_libgcc++;
-		memcpy(pcs[2], pcs[1], n[1] * sizeof(pcs[1][0]));
-		n[2] = n[1];
+		n[XC_BACKTRACE] = XC_NOT_RUN;
 	} else {
-		n[2] = xc_backtrace(pcs[0][0], pcs[2], XC_DEPTH);
+		n[XC_BACKTRACE] = xc_backtrace(pcs[XC_OURS][0],
+					       pcs[XC_BACKTRACE], XC_DEPTH);
 	}
 	xc.samples++;
-	if (n[1] <= 0 || n[2] <= 0) {
-		xc.lu_fail++;
-		xc.bad++;
-		if (n[1] < 0)
-			n[1] = 0;
-		if (n[2] < 0)
-			n[2] = 0;
-		xc_keep(pcs, n, -1);
-	} else {
-		xc_compare(pcs, n);
-	}
+	xc_compare(pcs, n);
 	if (xc_time_up())
 		xc.stop = true;
 	else
@@ -258,6 +275,10 @@ static void xc_print_stack(FILE *out, const char *who, const uint64_t *pcs,
 	Dl_info di;
 	int i;
 
+	if (n == XC_NOT_RUN) {
+		fprintf(out, "    %s: not asked\n", who);
+		return;
+	}
 	fprintf(out, "    %s (%d frames):\n", who, n);
 	for (i = 0; i < n && i < 32; i++) {
 		obj = "?";
@@ -294,7 +315,7 @@ static const char *xc_name(void)
 
 static void xc_report(void)
 {
-	static const char *const who[3] = {
+	static const char *const who[XC_WALKERS] = {
 		"ours (kernel/unwind/sframe_user.c)", "libunwind",
 		"backtrace()",
 	};
@@ -311,17 +332,26 @@ static void xc_report(void)
 		out = stderr;
 	ok = !xc.bad && xc.top_covered >= xc.min;
 	fprintf(out,
-		"%s stacks %s: %lu samples, %lu with the top frame in our tables (%d objects, %lu functions), %lu frames compared, deepest %lu, %lu ended at a frame without a table, %lu in libgcc's unwinder (no backtrace()): %lu mismatches\n",
+		"%s stacks %s: %lu samples, %lu with the top frame in our tables (%d objects, %lu functions), %lu frames compared, deepest %lu, %lu ended at a frame without a table, %lu in libgcc's unwinder (no backtrace()), reference failures: %lu of libunwind, %lu of backtrace(), %lu samples with no reference walk: %lu mismatches\n",
 		ok ? "ok" : "FAIL", xc_name(), xc.samples, xc.top_covered,
 		objs, funcs, xc.frames, xc.deepest, xc.reached_end,
-		xc.in_libgcc, xc.bad);
+		xc.in_libgcc, xc.ref_bad[XC_LIBUNWIND],
+		xc.ref_bad[XC_BACKTRACE], xc.no_ref, xc.bad);
 	if (xc.top_covered < xc.min)
 		fprintf(out, "  fewer than %lu samples in our tables\n", xc.min);
 	for (i = 0; i < XC_KEEP && i < (int)xc.bad; i++) {
 		fprintf(out, "  mismatch %d at frame %d:\n", i, xc.keep[i].at);
-		for (w = 0; w < 3; w++)
+		for (w = 0; w < XC_WALKERS; w++)
 			xc_print_stack(out, who[w], xc.keep[i].pcs[w],
 				       xc.keep[i].n[w]);
+	}
+	for (i = 0; i < XC_KEEP && i < (int)xc.ref_bad_all; i++) {
+		fprintf(out,
+			"  reference failure %d, of %s at frame %d (not a mismatch: ours agrees with the other):\n",
+			i, who[xc.keep_ref[i].who], xc.keep_ref[i].at);
+		for (w = 0; w < XC_WALKERS; w++)
+			xc_print_stack(out, who[w], xc.keep_ref[i].pcs[w],
+				       xc.keep_ref[i].n[w]);
 	}
 	if (out != stderr)
 		fclose(out);
