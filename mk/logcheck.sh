@@ -6,7 +6,11 @@
 # hung task or kmemleak report; exit 0 if it logged none.  Only kernel
 # lines are read: they carry the printk timestamp (CONFIG_PRINTK_TIME),
 # so a test program that prints "WARNING:" itself is not mistaken for
-# the kernel.
+# the kernel.  Nor are a user process's own faults, which the kernel
+# logs too ("NAME[PID]: segfault at ...", and from arch/x86/kernel/traps.c
+# "traps: NAME[PID] general protection fault ip:... sp:... error:0 in
+# ..."): only the kernel's own general protection fault, whose header
+# ends in the error code and the oops count (": 0000 [#1]"), is a report.
 set -u
 [ $# = 1 ] && [ -r "$1" ] || { echo "usage: $0 CONSOLE_LOG" >&2; exit 2; }
 
@@ -18,7 +22,7 @@ BEGIN {
 		  "BUG: |" \
 		  "kernel BUG at |" \
 		  "WARNING: |" \
-		  "general protection fault|" \
+		  "general protection fault.*: [0-9a-f]+ \\[#[0-9]+\\]|" \
 		  "KASAN: |" \
 		  "UBSAN: |" \
 		  "KFENCE: |" \

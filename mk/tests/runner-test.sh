@@ -101,6 +101,20 @@ release_test_can_fail() {
 		'not ok 1 global.running_kernel_is_the_build_under_test'
 }
 
+# A user process's faults, which the kernel logs, are not its reports;
+# the console must show that the kernel did log them.
+user_faults_are_not_reports() {
+	local bin=$build/runner-test/user_fault name=vm-user-faults-are-not-reports
+
+	mkdir -p "$(dirname "$bin")"
+	gcc -O2 -o "$bin" "$top/mk/tests/user_fault.c" ||
+		{ result fail "user_fault built"; return; }
+	expect_rc $name 0 "$top/mk/vm.sh" "$bin gp; gp=\$?; $bin segv; segv=\$?
+		[ \$gp = 139 ] && [ \$segv = 139 ]"
+	expect_grep $name 'traps: user_fault\[[0-9]+\] general protection fault ip:'
+	expect_grep $name 'user_fault\[[0-9]+\]: segfault at 10 '
+}
+
 vm_cases() {
 	local lkdtm=/sys/kernel/debug/provoke-crash/DIRECT
 
@@ -133,6 +147,7 @@ logcheck_fixtures
 summary_fixtures
 if [ "${RUNNER_TEST_NO_VM:-0}" != 1 ]; then
 	vm_cases
+	user_faults_are_not_reports
 	release_test_can_fail
 fi
 echo "$pass passed, $fail failed"
