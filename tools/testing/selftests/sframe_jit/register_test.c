@@ -1290,6 +1290,61 @@ TEST_F(memlock, jit_of_100000_functions_fits_the_default_limit)
 	EXPECT_EQ(0, munmap(big, big->map_size));
 }
 
+/*
+ * A process at its limit that forks and execs again and again pins no
+ * more than it did: each child gets ordinary memory in place of the
+ * registry, an exec'd image starts with nothing pinned, and the parent's
+ * registry stays as it was.  The exec'd program is this one, which
+ * checks its own VmPin (AFTER_EXEC_PIN in main()).
+ */
+#define AFTER_EXEC_PIN	"--sframe-memlock-after-exec"
+#define FORKS_AND_EXECS	100
+
+static int after_exec_pin(void)
+{
+	long pin = proc_kb("/proc/self/status", "VmPin");
+
+	if (pin)
+		fprintf(stderr, "# after exec: VmPin %ld kB\n", pin);
+	return pin ? 1 : 0;
+}
+
+TEST_F(memlock, forks_and_execs_at_the_limit_pin_nothing_more)
+{
+	struct jit_reg reg;
+	int i, ret;
+	pid_t pid;
+
+	ASSERT_EQ(0, memlock_lower(self));
+	ret = jit_register(self->start, self->end, 1,
+			   self->budget / 4 * 3 / FRE_BYTES, &reg.hdr);
+	if (ret == -ENOMEM)
+		SKIP(return, "other processes of this user hold locked memory");
+	ASSERT_EQ(0, ret);
+	reg.start = self->start;
+	reg.end = self->end;
+	reg.size = mapping_size(reg.hdr);
+	for (i = 0; i < FORKS_AND_EXECS; i++) {
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") == 0);
+			if (i & 1) {
+				execl("/proc/self/exe", "register_test",
+				      AFTER_EXEC_PIN, (char *)NULL);
+				_exit(11);
+			}
+			_exit(0);
+		}
+		ASSERT_EQ(0, child_status(pid)) TH_LOG("child %d", i);
+	}
+	expect_registry_intact(_metadata, &reg);
+	EXPECT_EQ((long)(reg.size / 1024),
+		  proc_kb("/proc/self/status", "VmPin"));
+}
+
 /* Under the limit, the child's copy is registered and charged. */
 TEST_F(memlock, fork_within_the_limit_gives_the_child_a_charged_copy)
 {
@@ -1446,4 +1501,9 @@ TEST_F(reg_limit, replace_at_the_limit_succeeds)
 				  NULL));
 }
 
-TEST_HARNESS_MAIN
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], AFTER_EXEC_PIN))
+		return after_exec_pin();
+	return test_harness_run(argc, argv);
+}
