@@ -366,7 +366,12 @@ static const struct file_operations sframe_jit_fops = {
  *
  * The file owns a reference on @reg, dropped when its last user, the
  * mapping or the caller, puts it.  It is never installed in a file
- * table: only the registration maps it.
+ * table: only the registration maps it, after security_mmap_file().
+ * It is not made with anon_inode_getfile_secure(): with no descriptor
+ * there is nothing further for an LSM to decide on, and the inode of
+ * its own that function makes would put each registry's mapping in an
+ * address space of its own, which fork, moving a child's mapping onto
+ * the copy's file, would then have to move it between.
  *
  * Return: the file or an ERR_PTR.
  */
