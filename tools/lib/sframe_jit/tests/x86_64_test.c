@@ -18,6 +18,18 @@
 	{ .start_off = (off), .cfa_base = (base), .cfa_off = (cfa),	\
 	  .ra_off = -8, .fp_off = -16, .flags = SAVED }
 
+/*
+ * Field by field: a row has two bytes of padding, which neither
+ * sframe_jit_x86_64_rows() nor sframe_jit_find() is bound to write.
+ */
+static bool row_eq(const struct sframe_jit_row *a,
+		   const struct sframe_jit_row *b)
+{
+	return a->start_off == b->start_off && a->cfa_off == b->cfa_off &&
+	       a->ra_off == b->ra_off && a->fp_off == b->fp_off &&
+	       a->cfa_base == b->cfa_base && a->flags == b->flags;
+}
+
 static void expect_rows(const struct sframe_jit_x86_64_frame *f, uint32_t size,
 			const struct sframe_jit_row *want, int n)
 {
@@ -29,7 +41,7 @@ static void expect_rows(const struct sframe_jit_x86_64_frame *f, uint32_t size,
 	EXPECT_EQ(n, count);
 	ASSERT_EQ(n, sframe_jit_x86_64_rows(f, size, got, ARRAY_SIZE(got)));
 	for (i = 0; i < n; i++) {
-		if (!memcmp(&got[i], &want[i], sizeof(got[i])))
+		if (row_eq(&got[i], &want[i]))
 			continue;
 		test_fail(__FILE__, __LINE__,
 			  "row %d: got {%u, base %u, cfa %d, ra %d, fp %d, %#x}, want {%u, base %u, cfa %d, ra %d, fp %d, %#x}",
@@ -234,7 +246,7 @@ TEST(add_x86_64_publishes_the_rows_of_the_shape, T_BOTH)
 	struct test_backend tb;
 	struct sframe_jit *reg;
 	uint64_t code = arena(4096);
-	int n;
+	int i, n;
 
 	test_backend_init(&tb);
 	reg = reg_new(&tb, code, code + 4096, NULL);
@@ -243,7 +255,8 @@ TEST(add_x86_64_publishes_the_rows_of_the_shape, T_BOTH)
 	EXPECT_EQ(0, sframe_jit_add_x86_64(reg, code, 68, &f, "f"));
 	ASSERT_EQ(0, sframe_jit_find(reg, code, &fn, got, ARRAY_SIZE(got)));
 	EXPECT_EQ(n, fn.nr_rows);
-	EXPECT(!memcmp(got, want, n * sizeof(got[0])));
+	for (i = 0; i < n; i++)
+		EXPECT(row_eq(&got[i], &want[i]));
 	EXPECT_EQ(0, sframe_jit_add_x86_64(reg, code + 100, 5, NULL, NULL));
 	ASSERT_EQ(0, sframe_jit_find(reg, code + 100, &fn, got, 16));
 	EXPECT_EQ(1, fn.nr_rows);
