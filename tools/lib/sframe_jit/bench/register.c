@@ -3,8 +3,12 @@
  * What it costs a JIT to publish one function's unwind or symbol
  * information, for 1e3 to 1e6 functions, by each way there is:
  *
- *   sframe_jit   sframe_jit_add() of four frame rows into a registry
- *                (in private memory with --no-kernel, else the kernel's);
+ *   sframe_jit   sframe_jit_create() with default capacities and
+ *                sframe_jit_add() of four frame rows per function, growth
+ *                by replacement included (a registry in private memory,
+ *                or with --kernel the kernel's);
+ *   sj_append    sframe_jit_add() alone, into a registry created (untimed)
+ *                with room for all N functions;
  *   sj_remove    sframe_jit_remove() of each of them afterwards;
  *   libgcc       __register_frame() of a CIE and FDE built for the
  *                function, with the same four rows as DWARF CFI;
@@ -20,8 +24,13 @@
  *
  * Each way runs over the same N functions, the ways in turn, REPS
  * times; the table gives the median time per function and its ratio to
- * sframe_jit measured in the same run.  --ratios-only leaves out the
- * times, for runs under emulation where only ratios mean anything.
+ * sframe_jit measured in the same run, and how many appends into room
+ * take the time of one getppid().  --ratios-only leaves out the times,
+ * for runs under emulation where only ratios mean anything.
+ *
+ * --callgrind runs each library path once over N functions between
+ * callgrind client requests, for mk/bench/40-register to count the
+ * instructions of each under valgrind --tool=callgrind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +49,15 @@
 
 #include "sframe_jit.h"
 
+/* mk/bench/40-register defines HAVE_CALLGRIND where valgrind's header is. */
+#ifdef HAVE_CALLGRIND
+#include <valgrind/callgrind.h>
+#else
+#define HAVE_CALLGRIND 0
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name)	((void)(name))
+#endif
+
 #ifndef __NR_sframe_register
 #define __NR_sframe_register 463
 #endif
@@ -56,7 +74,7 @@ const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 #define NR_ROWS		4
 #define EH_BLOB		80	/* bytes of CIE + FDE + terminator, padded */
 #define NAME_MAX_LEN	24
-#define MAX_METHODS	8
+#define MAX_METHODS	12
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* The frame every function has: push %rbp; mov %rsp,%rbp; ...; leave; ret */
@@ -133,6 +151,50 @@ static double run_sframe_jit(struct bench *b)
 			return fail(b, "sframe_jit_add", err);
 	}
 	return now() - t0;
+}
+
+/* A registry with room for @b->n functions, which never compacts. */
+static int room_create(struct bench *b, uint32_t compact_threshold,
+		       struct sframe_jit **regp)
+{
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
+			.fde_capacity = b->n,
+			.fre_capacity = b->n * NR_ROWS,
+			.compact_threshold = compact_threshold,
+			.flags = b->kernel ? 0 : SFRAME_JIT_F_NO_KERNEL);
+
+	return sframe_jit_create(b->text, fn_addr(b, b->n), &opts, regp);
+}
+
+static int add_all(struct bench *b, struct sframe_jit *reg)
+{
+	unsigned long i;
+	int err;
+
+	for (i = 0; i < b->n; i++) {
+		err = sframe_jit_add(reg, fn_addr(b, i), FN_SIZE, rows,
+				     NR_ROWS, NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* sj_append: the appends alone, into a registry that has room. */
+static double run_sj_append(struct bench *b)
+{
+	struct sframe_jit *reg;
+	double t;
+	int err;
+
+	err = room_create(b, 0, &reg);
+	if (err)
+		return fail(b, "sframe_jit_create", err);
+	t = now();
+	err = add_all(b, reg);
+	t = now() - t;
+	sframe_jit_destroy(reg);
+	return err ? fail(b, "sframe_jit_add", err) : t;
 }
 
 /* sj_remove: retire what run_sframe_jit() added, then destroy. */
@@ -437,6 +499,7 @@ static double run_elf_op(struct bench *b)
 static struct method methods[] = {
 	{ .name = "sframe_jit", .run = run_sframe_jit },
 	{ .name = "sj_remove", .run = run_sj_remove },
+	{ .name = "sj_append", .run = run_sj_append },
 	{ .name = "libgcc", .run = run_libgcc },
 	{ .name = "libgcc_dereg", .run = run_libgcc_dereg },
 	{ .name = "perf_map", .run = run_perf_map },
@@ -473,8 +536,6 @@ static int setup(struct bench *b, unsigned long max_n)
 	size_t ps = sysconf(_SC_PAGESIZE);
 	unsigned long i;
 
-	/* Functions need not exist for any of the ways but elf_op. */
-	b->text = 0x10000000000ULL;
 	b->eh = malloc(max_n * EH_BLOB);
 	if (!b->eh)
 		return -ENOMEM;
@@ -530,21 +591,126 @@ static int self_check(struct bench *b)
 	return 0;
 }
 
+/*
+ * The library's paths one by one, each over b->n functions between
+ * client requests: callgrind's count between CALLGRIND_ZERO_STATS and
+ * the dump named "register CASE N" is that path's, with this loop's own
+ * few instructions per function.  Setup and teardown are left out but
+ * for "sequence", which is the whole life of a registry.
+ */
+static int cg_append(struct bench *b)
+{
+	struct sframe_jit *reg;
+	int err;
+
+	err = room_create(b, 0, &reg);
+	if (err)
+		return err;
+	CALLGRIND_ZERO_STATS;
+	err = add_all(b, reg);
+	CALLGRIND_DUMP_STATS_AT("register append");
+	sframe_jit_destroy(reg);
+	return err;
+}
+
+/* Removal in @order, with compaction as @compact_threshold says. */
+static int cg_remove(struct bench *b, const char *name,
+		     const unsigned long *order, uint32_t compact_threshold)
+{
+	struct sframe_jit *reg;
+	unsigned long i;
+	int err;
+
+	err = room_create(b, compact_threshold, &reg);
+	if (!err)
+		err = add_all(b, reg);
+	if (err)
+		return err;
+	CALLGRIND_ZERO_STATS;
+	for (i = 0; i < b->n && !err; i++)
+		err = sframe_jit_remove(reg, fn_addr(b, order ? order[i] : i));
+	CALLGRIND_DUMP_STATS_AT(name);
+	sframe_jit_destroy(reg);
+	return err;
+}
+
+static int cg_sequence(struct bench *b)
+{
+	int err;
+
+	CALLGRIND_ZERO_STATS;
+	err = run_sframe_jit(b) < 0 ? -EIO : 0;
+	sframe_jit_destroy(b->reg);
+	b->reg = NULL;
+	CALLGRIND_DUMP_STATS_AT("register sequence");
+	return err;
+}
+
+/* A fixed shuffle of [0, n), the same in every run. */
+static unsigned long *shuffled(unsigned long n)
+{
+	unsigned long *p = malloc(n * sizeof(*p)), i, j, t;
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+
+	if (!p)
+		return NULL;
+	for (i = 0; i < n; i++)
+		p[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % (i + 1);
+		t = p[i];
+		p[i] = p[j];
+		p[j] = t;
+	}
+	return p;
+}
+
+static int run_callgrind(struct bench *b)
+{
+	unsigned long *order = shuffled(b->n);
+	int err;
+
+	if (!order)
+		return -ENOMEM;
+	err = cg_append(b);
+	/* Tombstones alone: a threshold that compaction never reaches. */
+	if (!err)
+		err = cg_remove(b, "register tombstone", NULL, UINT32_MAX);
+	if (!err)
+		err = cg_remove(b, "register tombstone_random", order,
+				UINT32_MAX);
+	if (!err)
+		err = cg_remove(b, "register remove", NULL, 0);
+	if (!err)
+		err = cg_sequence(b);
+	free(order);
+	if (err)
+		fprintf(stderr, "register: --callgrind: %s\n", strerror(-err));
+	return err ? 1 : 0;
+}
+
 static void usage_exit(void)
 {
 	fprintf(stderr,
 		"usage: register [--kernel] [--ratios-only] [--reps R] [--max N] [--dir D]\n"
+		"       register --callgrind [--max N]\n"
 		"  --kernel       registries in the kernel, and the ELF operation\n"
 		"                 (only on a kernel with sframe_register(2))\n"
 		"  --ratios-only  no times, only ratios to sframe_jit (emulation)\n"
 		"  --reps R       runs of each way per size, median taken (5)\n"
 		"  --max N        largest number of functions, 1e3..1e6 (1000000)\n"
-		"  --dir D        where the perf map and jitdump go (/tmp)\n");
+		"  --dir D        where the perf map and jitdump go (/tmp)\n"
+		"  --callgrind    each library path once over N functions,\n"
+		"                 between callgrind client requests\n");
 	exit(2);
 }
 
 struct options {
 	bool ratios_only;
+	bool callgrind;
 	unsigned int reps;
 	unsigned long max_n;
 };
@@ -558,6 +724,8 @@ static void parse(int argc, char **argv, struct bench *b, struct options *o)
 			b->kernel = true;
 		else if (!strcmp(argv[i], "--ratios-only"))
 			o->ratios_only = true;
+		else if (!strcmp(argv[i], "--callgrind"))
+			o->callgrind = true;
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			o->reps = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--max") && i + 1 < argc)
@@ -584,7 +752,16 @@ static void print_header(const struct options *o)
 		else
 			printf(" %16s", methods[m].name);
 	}
-	printf("\n");
+	printf(" %14s\n", "syscall/append");
+}
+
+static unsigned int method_index(double (*run)(struct bench *b))
+{
+	unsigned int m;
+
+	for (m = 0; m < NR_METHODS && methods[m].run != run; m++)
+		;
+	return m;
 }
 
 /* One row: median ns per function and the ratio to sframe_jit. */
@@ -608,7 +785,9 @@ static void print_row(const struct options *o, unsigned long n,
 			snprintf(cell, sizeof(cell), "%.0fns %.2fx", ns, ratio);
 		printf(" %*s", o->ratios_only ? 12 : 16, cell);
 	}
-	printf("\n");
+	/* How many appends into room one no-op system call costs. */
+	printf(" %13.2fx\n", med[method_index(run_syscall)] /
+			      med[method_index(run_sj_append)]);
 	fflush(stdout);
 }
 
@@ -647,7 +826,8 @@ static int bench_size(struct bench *b, const struct options *o,
 int main(int argc, char **argv)
 {
 	struct options o = { .reps = 5, .max_n = 1000000 };
-	struct bench b = { .dir = "/tmp" };
+	/* Functions need not exist for any of the ways but elf_op. */
+	struct bench b = { .dir = "/tmp", .text = 0x10000000000ULL };
 	unsigned long n, limit = 0;
 	unsigned int m;
 
@@ -658,6 +838,14 @@ int main(int argc, char **argv)
 			       F_OK)) {
 		fprintf(stderr, "register: --kernel needs a kernel with sframe_register(2)\n");
 		return 1;
+	}
+	if (o.callgrind) {
+		if (!HAVE_CALLGRIND) {
+			fprintf(stderr, "register: built without <valgrind/callgrind.h>\n");
+			return 1;
+		}
+		b.n = o.max_n;
+		return run_callgrind(&b);
 	}
 	for (m = 0; m < NR_METHODS; m++)
 		methods[m].skip = methods[m].kernel_only && !b.kernel;
