@@ -133,8 +133,14 @@ mem_map(const struct sframe_jit_mem_layout *layout,
 		errno = ENOMEM;
 		return NULL;
 	}
+	/*
+	 * The kernel's registry is pinned pages, present from the start:
+	 * populate this one too, so that a JIT (or a benchmark) on this
+	 * backend does not take page faults on appends that the kernel's
+	 * registry never takes.
+	 */
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 
