@@ -429,16 +429,12 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 	reg->scratch = malloc(sizeof(*reg->scratch) * args.fde_capacity);
 	if (!reg->scratch)
 		goto free_reg;
-	err = pthread_mutex_init(&reg->lock, NULL);
-	if (err) {
-		err = -err;
-		goto free_scratch;
-	}
+	/* The writer lock is unlocked as calloc() left it. */
 	if (reg->flags & SFRAME_JIT_F_PERF_MAP) {
 		err = sframe_jit__perf_map_open(&reg->perf_map,
 						opts->perf_map_path);
 		if (err)
-			goto destroy_lock;
+			goto free_scratch;
 	}
 
 	addr = ops->create(ops_priv, &args);
@@ -471,8 +467,6 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 
 close_perf_map:
 	sframe_jit__perf_map_close(&reg->perf_map);
-destroy_lock:
-	pthread_mutex_destroy(&reg->lock);
 free_scratch:
 	free(reg->scratch);
 free_reg:
@@ -500,7 +494,6 @@ void sframe_jit_destroy(struct sframe_jit *reg)
 	/* Unmapping the registry ends its registration. */
 	reg->ops->unmap(reg->ops_priv, reg->l.hdr, reg->l.map_size);
 	sframe_jit__perf_map_close(&reg->perf_map);
-	pthread_mutex_destroy(&reg->lock);
 	free(reg->scratch);
 	free(reg);
 }
@@ -883,9 +876,9 @@ static int add_one(struct sframe_jit *reg, struct sframe_jit__func *fn,
 	err = func_check(reg, fn, rows);
 	if (err)
 		return err;
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	err = add_locked(reg, fn, rows);
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	if (!err)
 		perf_map_add(reg, fn);
 	return err;
@@ -969,11 +962,11 @@ int sframe_jit_remove(struct sframe_jit *reg, uint64_t start)
 
 	if (!reg)
 		return -EINVAL;
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	err = remove_locked(reg, &fn);
 	if (!err)
 		compact_if_due(reg);
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	return err;
 }
 
@@ -986,7 +979,7 @@ int sframe_jit_remove_range(struct sframe_jit *reg, uint64_t start,
 
 	if (!reg || start > end)
 		return -EINVAL;
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	for (i = fde_lower_bound(reg, start); i < reg->nr_fdes; i++) {
 		fde_get(reg, i, &fde);
 		if (fde.func_start >= end)
@@ -998,7 +991,7 @@ int sframe_jit_remove_range(struct sframe_jit *reg, uint64_t start,
 	}
 	if (n)
 		compact_if_due(reg);
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	return n;
 }
 
@@ -1008,9 +1001,9 @@ int sframe_jit_compact(struct sframe_jit *reg)
 
 	if (!reg)
 		return -EINVAL;
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	n = compact_locked(reg);
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	return n;
 }
 
@@ -1021,7 +1014,7 @@ int sframe_jit_grow(struct sframe_jit *reg, uint32_t fde_capacity,
 
 	if (!reg)
 		return -EINVAL;
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	if (fde_capacity < reg->l.fde_cap)
 		fde_capacity = reg->l.fde_cap;
 	if (fre_capacity < reg->l.fre_cap)
@@ -1031,7 +1024,7 @@ int sframe_jit_grow(struct sframe_jit *reg, uint32_t fde_capacity,
 	else if (fde_capacity > reg->l.fde_cap ||
 		 fre_capacity > reg->l.fre_cap)
 		err = grow_locked(reg, fde_capacity, fre_capacity);
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	return err;
 }
 
@@ -1064,7 +1057,7 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 	if (total > SFRAME_JIT_MAX_FRES || nr_funcs > SFRAME_JIT_MAX_FDES)
 		return -ENOSPC;
 
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	err = room_locked(reg, nr_funcs, total);
 	for (i = 0; !err && i < nr_funcs; i++)
 		err = add_locked(reg, &funcs[i], rows + funcs[i].first_row);
@@ -1072,7 +1065,7 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 		for (j = 0; j + 1 < i; j++)
 			remove_locked(reg, &funcs[j]);
 	}
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	if (err)
 		return err;
 	for (i = 0; i < nr_funcs; i++)
@@ -1092,16 +1085,16 @@ int sframe_jit_find(struct sframe_jit *reg, uint64_t addr,
 
 	if (!reg || (max_rows && !rows))
 		return -EINVAL;
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	i = fde_find(reg, addr);
 	if (i < 0) {
-		pthread_mutex_unlock(&reg->lock);
+		sframe_jit__unlock(&reg->lock);
 		return -ENOENT;
 	}
 	fde_get(reg, i, &fde);
 	for (r = 0; r < fde.fre_count && r < max_rows; r++)
 		fre_get(reg, fde.fre_start + r, &rows[r]);
-	pthread_mutex_unlock(&reg->lock);
+	sframe_jit__unlock(&reg->lock);
 	if (func) {
 		func->start = fde.func_start;
 		func->size = fde.func_size;
@@ -1122,7 +1115,7 @@ int sframe_jit_get_info(struct sframe_jit *reg, struct sframe_jit_info *info)
 		       sizeof(info->kernel))
 		return -EINVAL;
 	sz = info->sz < sizeof(i) ? info->sz : sizeof(i);
-	pthread_mutex_lock(&reg->lock);
+	sframe_jit__lock(&reg->lock);
 	i.text_start = reg->text_start;
 	i.text_end = reg->text_end;
 	i.fde_capacity = reg->l.fde_cap;
@@ -1134,7 +1127,9 @@ int sframe_jit_get_info(struct sframe_jit *reg, struct sframe_jit_info *info)
 	i.nr_grows = reg->nr_grows;
 	i.nr_compactions = reg->nr_compactions;
 	i.kernel = reg->ops->kernel;
-	pthread_mutex_unlock(&reg->lock);
+	i.nr_lock_waits = reg->lock.nr_waits;
+	i.lock_wait_ns = reg->lock.wait_ns;
+	sframe_jit__unlock(&reg->lock);
 	i.nr_perf_map_errors = sframe_jit__perf_map_errors(&reg->perf_map);
 	i.sz = info->sz;
 	memcpy(info, &i, sz);

@@ -413,6 +413,14 @@ SFRAME_JIT_API int sframe_jit_find(struct sframe_jit *reg, uint64_t addr,
  * @nr_perf_map_errors: perf map lines that could not be written.
  * @kernel: 1 if the kernel reads the registry, 0 with
  *	SFRAME_JIT_F_NO_KERNEL.
+ * @nr_lock_waits: calls that found the registry's writer lock held by
+ *	another thread and waited for it.
+ * @lock_wait_ns: nanoseconds those calls waited, together.  A JIT whose
+ *	threads wait a noticeable share of their time would rather give
+ *	each thread, or each code region, a registry of its own.
+ *
+ * Fields after @kernel came later: a caller that knows them sets @sz to
+ * cover them; an older caller's smaller @sz gets the fields it knows.
  */
 struct sframe_jit_info {
 	size_t sz;
@@ -428,6 +436,8 @@ struct sframe_jit_info {
 	uint64_t nr_compactions;
 	uint64_t nr_perf_map_errors;
 	uint32_t kernel;
+	uint64_t nr_lock_waits;
+	uint64_t lock_wait_ns;
 };
 
 /**

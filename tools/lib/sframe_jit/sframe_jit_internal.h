@@ -9,6 +9,7 @@
 #define __SFRAME_JIT_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,6 +101,46 @@ int sframe_jit__perf_map_write(struct sframe_jit_perf_map *pm,
 			       const char *name);
 uint64_t sframe_jit__perf_map_errors(struct sframe_jit_perf_map *pm);
 
+/* struct sframe_jit_lock.state */
+#define SFRAME_JIT_LOCK_FREE	0
+#define SFRAME_JIT_LOCK_HELD	1
+#define SFRAME_JIT_LOCK_WAITED	2	/* held, and a thread may sleep on it */
+
+/**
+ * struct sframe_jit_lock - a registry's writer lock; lock.c
+ * @state: SFRAME_JIT_LOCK_*; the futex word.  All zero is unlocked.
+ * @nr_waits: times a thread found the lock held, under the lock.
+ * @wait_ns: the time those threads waited, under the lock.
+ */
+struct sframe_jit_lock {
+	atomic_uint state;
+	uint64_t nr_waits;
+	uint64_t wait_ns;
+};
+
+void sframe_jit__lock_slow(struct sframe_jit_lock *l);
+void sframe_jit__lock_wake(struct sframe_jit_lock *l);
+
+/* Inline: the uncontended case is the two atomic instructions. */
+static inline void sframe_jit__lock(struct sframe_jit_lock *l)
+{
+	unsigned int free_val = SFRAME_JIT_LOCK_FREE;
+
+	if (!atomic_compare_exchange_strong_explicit(&l->state, &free_val,
+						     SFRAME_JIT_LOCK_HELD,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		sframe_jit__lock_slow(l);
+}
+
+static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
+{
+	if (atomic_exchange_explicit(&l->state, SFRAME_JIT_LOCK_FREE,
+				     memory_order_release) ==
+	    SFRAME_JIT_LOCK_WAITED)
+		sframe_jit__lock_wake(l);
+}
+
 /**
  * struct sframe_jit_layout - a registry mapping, as its header describes it
  * @hdr: the mapping.
@@ -154,7 +195,7 @@ struct sframe_jit_layout {
  * @perf_map, which has its own lock, are under @lock.
  */
 struct sframe_jit {
-	pthread_mutex_t lock;
+	struct sframe_jit_lock lock;
 	const struct sframe_jit_backend *ops;
 	void *ops_priv;
 

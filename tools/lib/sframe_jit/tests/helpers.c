@@ -44,6 +44,16 @@ struct sframe_jit_header *reg_hdr(struct test_backend *tb)
 	return atomic_load_explicit(&tb->current, memory_order_acquire);
 }
 
+const struct sframe_jit_row rows_fp32[4] = {
+	{ .cfa_base = SFRAME_JIT_ROW_CFA_SP, .cfa_off = 8, .ra_off = -8 },
+	{ .start_off = 1, .cfa_base = SFRAME_JIT_ROW_CFA_SP, .cfa_off = 16,
+	  .ra_off = -8, .fp_off = -16, .flags = SFRAME_JIT_ROW_FP_SAVED },
+	{ .start_off = 4, .cfa_base = SFRAME_JIT_ROW_CFA_FP, .cfa_off = 16,
+	  .ra_off = -8, .fp_off = -16, .flags = SFRAME_JIT_ROW_FP_SAVED },
+	{ .start_off = 31, .cfa_base = SFRAME_JIT_ROW_CFA_SP, .cfa_off = 8,
+	  .ra_off = -8, .flags = SFRAME_JIT_ROW_RA_UNDEFINED },
+};
+
 void rows_simple(struct sframe_jit_row *rows, int32_t body_cfa)
 {
 	rows[0] = (struct sframe_jit_row) {

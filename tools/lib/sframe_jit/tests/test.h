@@ -146,6 +146,12 @@ int reg_try(struct test_backend *tb, uint64_t start, uint64_t end,
 /* The mapping the registry uses now. */
 struct sframe_jit_header *reg_hdr(struct test_backend *tb);
 
+/*
+ * The four rows of a frame-pointer function of 32 bytes: push %rbp,
+ * mov %rsp,%rbp, the body, and the last byte after leave (outermost).
+ */
+extern const struct sframe_jit_row rows_fp32[4];
+
 /* Rows of a two-row frame: push then body. */
 void rows_simple(struct sframe_jit_row *rows, int32_t body_cfa);
 
