@@ -4,15 +4,16 @@
  * JIT registry, following the protocol of the "Publishing a function" and
  * "Rewriting in place" sections of Documentation/userspace-api/sframe.rst.
  *
- * One mutex per registry serialises the writers; readers (the kernel's
- * unwinder) never take it.  Documentation/sframe_jit.rst explains why.
+ * One lock per registry (lock.c) serialises the writers; readers (the
+ * kernel's unwinder) never take it.  Documentation/sframe_jit.rst
+ * explains why.
  *
  * Every store into the shared mapping is a C11 atomic store of an aligned
- * 32-bit word (relaxed, or release where the protocol says so), so that
- * an in-process reader that loads the same words atomically, as the
- * tests' reader thread does, races with nothing: the sequence count, not
- * the word size, is what keeps a reader from using a half-written
- * record.
+ * 32-bit word (relaxed, or release where the protocol says so), or, on
+ * the fast append path, of an aligned 64-bit pair of such words, so that
+ * an in-process reader that loads the words atomically, as the tests'
+ * reader thread does, never sees one torn: the sequence count, not the
+ * word size, is what keeps a reader from using a half-written record.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -37,6 +38,33 @@ _Static_assert(sizeof(struct sframe_jit_fde) % 8 == 0 &&
 _Static_assert(offsetof(struct sframe_jit_fde, fre_start) % 4 == 0 &&
 	       offsetof(struct sframe_jit_fde, flags) % 4 == 0,
 	       "fields rewritten alone start a word");
+
+/*
+ * The fast append copies a row's first twelve bytes as they are and
+ * builds the word of its base and flags, which reserved completes.
+ */
+_Static_assert(offsetof(struct sframe_jit_row, start_off) ==
+	       offsetof(struct sframe_jit_fre, start_off) &&
+	       offsetof(struct sframe_jit_row, cfa_off) ==
+	       offsetof(struct sframe_jit_fre, cfa_off) &&
+	       offsetof(struct sframe_jit_row, ra_off) ==
+	       offsetof(struct sframe_jit_fre, ra_off) &&
+	       offsetof(struct sframe_jit_row, fp_off) ==
+	       offsetof(struct sframe_jit_fre, fp_off) &&
+	       offsetof(struct sframe_jit_fre, cfa_base) == 12 &&
+	       offsetof(struct sframe_jit_fre, flags) == 13 &&
+	       sizeof(struct sframe_jit_fre) == 16,
+	       "rows and frame row entries share their first twelve bytes");
+_Static_assert(offsetof(struct sframe_jit_fde, func_size) == 8 &&
+	       offsetof(struct sframe_jit_fde, fre_start) == 12 &&
+	       offsetof(struct sframe_jit_fde, fre_count) == 16 &&
+	       offsetof(struct sframe_jit_fde, flags) == 20 &&
+	       sizeof(struct sframe_jit_fde) == 24,
+	       "the fast append writes a descriptor as three words");
+_Static_assert(SFRAME_JIT_FDE_PCINC == 0,
+	       "the fast append's descriptor word of flags and type is zero");
+_Static_assert(SFRAME_JIT_ROW_CFA_SP == 0 && SFRAME_JIT_ROW_CFA_FP == 1,
+	       "a base is valid when no bit but the lowest is set");
 
 #define ROW_FLAGS	(SFRAME_JIT_ROW_FP_SAVED | SFRAME_JIT_ROW_RA_UNDEFINED)
 #define KNOWN_FLAGS	(SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW | \
@@ -174,6 +202,40 @@ static void fre_get(struct sframe_jit *reg, uint32_t i,
 	row->flags = fre.flags;
 }
 
+/* Two words of the shared mapping at once, for the fast append. */
+static _Atomic uint64_t *dword(void *p)
+{
+	return (_Atomic uint64_t *)p;
+}
+
+/* Bytes [@off, @off + 8) of a row, the same bytes of its frame row entry. */
+static uint64_t row_dword(const struct sframe_jit_row *row, size_t off)
+{
+	uint64_t d;
+
+	memcpy(&d, (const unsigned char *)row + off, sizeof(d));
+	return d;
+}
+
+/* Eight bytes as one word of the machine's byte order. */
+static uint64_t bytes8(const uint8_t b[8])
+{
+	uint64_t d;
+
+	memcpy(&d, b, sizeof(d));
+	return d;
+}
+
+/* Two 32-bit fields that follow each other, as one word. */
+static uint64_t pair32(uint32_t first, uint32_t second)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint64_t)second << 32 | first;
+#else
+	return (uint64_t)first << 32 | second;
+#endif
+}
+
 /* The header's two JIT-written words. */
 
 static void count_publish(struct sframe_jit *reg, uint32_t count)
@@ -203,6 +265,12 @@ static void seq_end(struct sframe_jit *reg)
 			      memory_order_release);
 }
 
+/* After a rewrite under the sequence count: where appends start. */
+static void tail_sync(struct sframe_jit *reg)
+{
+	reg->tail_end = reg->nr_fdes ? fde_end(reg, reg->nr_fdes - 1) : 0;
+}
+
 /* Lookups in the sorted descriptors below nr_fdes. */
 
 /* The first descriptor that starts at or above @addr. */
@@ -230,7 +298,7 @@ static void fde_overlap(struct sframe_jit *reg, uint64_t start, uint64_t end,
 {
 	uint32_t n = reg->nr_fdes;
 
-	if (!n || fde_end(reg, n - 1) <= start) {
+	if (reg->tail_end <= start) {
 		*lo = n;
 		*hi = n;
 		return;
@@ -302,6 +370,10 @@ static int layout_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
 	l->fre_stride = h->fre_stride;
 	l->fde_cap = h->fde_capacity;
 	l->fre_cap = h->fre_capacity;
+	l->fast_fde_cap = 0;
+	if (h->fde_stride == sizeof(struct sframe_jit_fde) &&
+	    h->fre_stride == sizeof(struct sframe_jit_fre) && h->fre_off % 8 == 0)
+		l->fast_fde_cap = l->fde_cap;
 	return 0;
 }
 
@@ -539,6 +611,7 @@ static void compact_rows(struct sframe_jit *reg)
 		dst += fde.fre_count;
 	}
 	reg->fre_used = dst;
+	reg->fre_dead = 0;
 }
 
 /* Drop the tombstones, keeping the live descriptors in order. */
@@ -565,7 +638,7 @@ static uint32_t compact_locked(struct sframe_jit *reg)
 {
 	uint32_t old = reg->nr_fdes, count;
 
-	if (!reg->nr_dead && reg->fre_used == reg->fre_live)
+	if (!reg->nr_dead && !reg->fre_dead)
 		return 0;
 	seq_begin(reg);
 	compact_rows(reg);
@@ -574,6 +647,7 @@ static uint32_t compact_locked(struct sframe_jit *reg)
 	atomic_store_explicit(word(&reg->l.hdr->fde_count), count,
 			      memory_order_relaxed);
 	seq_end(reg);
+	tail_sync(reg);
 	reg->nr_dead = 0;
 	reg->nr_compactions++;
 	return old - count;
@@ -713,9 +787,10 @@ static int room_locked(struct sframe_jit *reg, uint32_t fdes, uint32_t fres)
 	if (need_fdes <= reg->l.fde_cap && need_fres <= reg->l.fre_cap)
 		return 0;
 	compact_fits = live_fdes + fdes <= reg->l.fde_cap &&
-		       (uint64_t)reg->fre_live + fres <= reg->l.fre_cap;
+		       (uint64_t)reg->fre_used - reg->fre_dead + fres <=
+		       reg->l.fre_cap;
 	worth = (uint64_t)reg->nr_dead * 8 >= reg->l.fde_cap ||
-		(uint64_t)(reg->fre_used - reg->fre_live) * 8 >= reg->l.fre_cap;
+		(uint64_t)reg->fre_dead * 8 >= reg->l.fre_cap;
 	if (compact_fits && worth) {
 		compact_locked(reg);
 		return 0;
@@ -767,6 +842,17 @@ int sframe_jit__check_rows(const struct sframe_jit_row *rows,
 	return 0;
 }
 
+/*
+ * A function of at least one byte inside the range, which is set at
+ * creation: no lock needed to read it.
+ */
+static bool func_in_range(const struct sframe_jit *reg, uint64_t start,
+			  uint32_t size)
+{
+	return start >= reg->text_start && start < reg->text_end &&
+	       (uint64_t)size - 1 < reg->text_end - start;
+}
+
 static int func_check(struct sframe_jit *reg, const struct sframe_jit__func *fn,
 		      const struct sframe_jit_row *rows)
 {
@@ -774,8 +860,7 @@ static int func_check(struct sframe_jit *reg, const struct sframe_jit__func *fn,
 
 	if (!fn->size || fn->stub_size > UINT8_MAX)
 		return -EINVAL;
-	if (fn->start < reg->text_start || fn->start >= reg->text_end ||
-	    fn->size > reg->text_end - fn->start)
+	if (!func_in_range(reg, fn->start, fn->size))
 		return -ERANGE;
 	return sframe_jit__check_rows(rows, fn->nr_rows, limit);
 }
@@ -819,10 +904,10 @@ static int add_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn,
 	for (i = 0; i < fn->nr_rows; i++)
 		fre_put(reg, reg->fre_used + i, &rows[i]);
 	reg->fre_used += fn->nr_rows;
-	reg->fre_live += fn->nr_rows;
 
 	if (lo == reg->nr_fdes) {
 		fde_put(reg, lo, &fde);
+		reg->tail_end = fn->start + fn->size;
 		count_publish(reg, reg->nr_fdes + 1);
 		return 0;
 	}
@@ -841,16 +926,22 @@ static int add_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn,
 	atomic_store_explicit(word(&reg->l.hdr->fde_count), count,
 			      memory_order_relaxed);
 	seq_end(reg);
+	tail_sync(reg);
 	return 0;
+}
+
+static void perf_map_name(struct sframe_jit *reg, uint64_t start,
+			  uint32_t size, const char *name)
+{
+	if (!(reg->flags & SFRAME_JIT_F_PERF_MAP) || !name)
+		return;
+	sframe_jit__perf_map_write(&reg->perf_map, start, size, name);
 }
 
 static void perf_map_add(struct sframe_jit *reg,
 			 const struct sframe_jit__func *fn)
 {
-	if (!(reg->flags & SFRAME_JIT_F_PERF_MAP) || !fn->name)
-		return;
-	sframe_jit__perf_map_write(&reg->perf_map, fn->start, fn->size,
-				   fn->name);
+	perf_map_name(reg, fn->start, fn->size, fn->name);
 }
 
 /* The row of a function that never moves the stack pointer, on x86-64. */
@@ -884,9 +975,67 @@ static int add_one(struct sframe_jit *reg, struct sframe_jit__func *fn,
 	return err;
 }
 
-int sframe_jit_add(struct sframe_jit *reg, uint64_t start, uint32_t size,
-		   const struct sframe_jit_row *rows, uint32_t nr_rows,
-		   const char *name)
+/*
+ * The common case of sframe_jit_add() in one pass: a function above
+ * every published one, into a registry of the kernel's record layout
+ * that has room for it.  Each row is checked as sframe_jit__check_rows()
+ * checks it while it is copied into a free slot; no descriptor refers
+ * to those slots, so a bad row leaves the published registry as it was.
+ *
+ * Records go out in aligned 64-bit stores, two words at a time: see
+ * "The stores" in Documentation/sframe_jit.rst.
+ *
+ * Return: 0; -EINVAL for a bad row; 1 when the general path must decide.
+ */
+static int append_fast(struct sframe_jit *reg, uint64_t start, uint32_t size,
+		       const struct sframe_jit_row *rows, uint32_t nr_rows)
+{
+	/* Bytes 8 to 15 of a row: ra_off, fp_off, cfa_base, flags, padding. */
+	const uint64_t keep = bytes8((const uint8_t[8]) {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 });
+	const uint64_t bad = bytes8((const uint8_t[8]) {
+		0, 0, 0, 0, (uint8_t)~SFRAME_JIT_ROW_CFA_FP,
+		(uint8_t)~ROW_FLAGS, 0, 0 });
+	const struct sframe_jit_row *r = rows, *end = rows + nr_rows;
+	uint32_t first = reg->fre_used, n = reg->nr_fdes;
+	uint64_t hi, any = 0;
+	_Atomic uint64_t *d;
+
+	if (start < reg->tail_end || n >= reg->l.fast_fde_cap ||
+	    nr_rows > reg->l.fre_cap - first || rows[0].start_off)
+		return 1;
+	/* fast_fde_cap is 0 unless the strides are the records' sizes. */
+	d = dword(reg->l.fres + (size_t)first * sizeof(struct sframe_jit_fre));
+	for (;; d += 2) {
+		hi = row_dword(r, 8) & keep;
+		any |= hi;
+		atomic_store_explicit(&d[0], row_dword(r, 0),
+				      memory_order_relaxed);
+		atomic_store_explicit(&d[1], hi, memory_order_relaxed);
+		if (++r == end)
+			break;
+		if (r->start_off <= r[-1].start_off)
+			return -EINVAL;
+	}
+	/* A bad base or flag in any row: none of them is published. */
+	if ((any & bad) || end[-1].start_off >= size)
+		return -EINVAL;
+
+	d = dword(reg->l.fdes + (size_t)n * sizeof(struct sframe_jit_fde));
+	atomic_store_explicit(&d[0], start, memory_order_relaxed);
+	atomic_store_explicit(&d[1], pair32(size, first), memory_order_relaxed);
+	/* flags, type (PCINC) and rep_size are zero. */
+	atomic_store_explicit(&d[2], pair32(nr_rows, 0), memory_order_relaxed);
+	reg->fre_used = first + nr_rows;
+	reg->tail_end = start + size;
+	count_publish(reg, n + 1);
+	return 0;
+}
+
+static int __attribute__((noinline))
+add_general(struct sframe_jit *reg, uint64_t start, uint32_t size,
+	    const struct sframe_jit_row *rows, uint32_t nr_rows,
+	    const char *name)
 {
 	struct sframe_jit__func fn = {
 		.start		= start,
@@ -896,6 +1045,24 @@ int sframe_jit_add(struct sframe_jit *reg, uint64_t start, uint32_t size,
 	};
 
 	return add_one(reg, &fn, rows);
+}
+
+int sframe_jit_add(struct sframe_jit *reg, uint64_t start, uint32_t size,
+		   const struct sframe_jit_row *rows, uint32_t nr_rows,
+		   const char *name)
+{
+	int err;
+
+	if (!reg || !rows || !nr_rows || !func_in_range(reg, start, size))
+		return add_general(reg, start, size, rows, nr_rows, name);
+	sframe_jit__lock(&reg->lock);
+	err = append_fast(reg, start, size, rows, nr_rows);
+	sframe_jit__unlock(&reg->lock);
+	if (err > 0)
+		return add_general(reg, start, size, rows, nr_rows, name);
+	if (!err && name)
+		perf_map_name(reg, start, size, name);
+	return err;
 }
 
 int sframe_jit_add_stubs(struct sframe_jit *reg, uint64_t start,
@@ -931,7 +1098,7 @@ static void tombstone_locked(struct sframe_jit *reg, uint32_t i)
 	atomic_store_explicit(word(fde_ptr(reg, i) + off), w,
 			      memory_order_release);
 	reg->nr_dead++;
-	reg->fre_live -= fde.fre_count;
+	reg->fre_dead += fde.fre_count;
 }
 
 static void compact_if_due(struct sframe_jit *reg)
@@ -1123,7 +1290,7 @@ int sframe_jit_get_info(struct sframe_jit *reg, struct sframe_jit_info *info)
 	i.nr_funcs = reg->nr_fdes - reg->nr_dead;
 	i.nr_tombstones = reg->nr_dead;
 	i.nr_rows_used = reg->fre_used;
-	i.nr_rows_live = reg->fre_live;
+	i.nr_rows_live = reg->fre_used - reg->fre_dead;
 	i.nr_grows = reg->nr_grows;
 	i.nr_compactions = reg->nr_compactions;
 	i.kernel = reg->ops->kernel;

@@ -151,6 +151,9 @@ static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
  * @fre_stride: bytes per row.
  * @fde_cap: descriptors the mapping holds.
  * @fre_cap: rows the mapping holds.
+ * @fast_fde_cap: @fde_cap where the fast append may write (strides that
+ *	are the sizes of the records of <linux/sframe.h>, so that no padding
+ *	follows a record, and both areas 8-byte aligned); 0 elsewhere.
  *
  * Read from the header once, when the mapping arrives, and checked; the
  * writer never reads these header fields again.
@@ -164,6 +167,7 @@ struct sframe_jit_layout {
 	uint32_t fre_stride;
 	uint32_t fde_cap;
 	uint32_t fre_cap;
+	uint32_t fast_fde_cap;
 };
 
 /**
@@ -175,9 +179,12 @@ struct sframe_jit_layout {
  * @text_start: the code range's start.
  * @text_end: its end.
  * @nr_fdes: descriptors published, the last fde_count stored.
+ * @tail_end: the end of the last of them, 0 with none: a function that
+ *	starts there or above is an append.
  * @nr_dead: tombstones among them.
  * @fre_used: row slots handed out, [0, @fre_used).
- * @fre_live: rows of live descriptors.
+ * @fre_dead: row slots below @fre_used that no live descriptor uses:
+ *	those of tombstones and those compaction has not reclaimed.
  * @seq: the last sequence count stored.
  * @scratch: room for @l.fde_cap sort keys, so that compaction never
  *	allocates.
@@ -204,9 +211,10 @@ struct sframe_jit {
 	uint64_t text_end;
 
 	uint32_t nr_fdes;
+	uint64_t tail_end;
 	uint32_t nr_dead;
 	uint32_t fre_used;
-	uint32_t fre_live;
+	uint32_t fre_dead;
 	uint32_t seq;
 	uint64_t *scratch;
 

@@ -286,6 +286,105 @@ TEST(add_rejects_rows_the_kernel_would_not_use, T_BOTH)
 	sframe_jit_destroy(c.reg);
 }
 
+/*
+ * An append into room checks each row while it copies it: whichever row
+ * is bad, nothing is published and the next function gets the slots.
+ */
+TEST(append_refuses_a_bad_row_anywhere_and_publishes_nothing, T_BOTH)
+{
+	struct sframe_jit_row r[4];
+	struct sframe_jit_func fn;
+	struct ctx c;
+	int i;
+
+	setup(&c, NULL);
+	ASSERT_EQ(0, sframe_jit_add(c.reg, c.code, 32, rows_fp32, 4, NULL));
+	for (i = 0; i < 7; i++) {
+		memcpy(r, rows_fp32, sizeof(r));
+		if (i == 0) {			/* not at the start */
+			r[0].start_off = 1;
+			r[1].start_off = 2;
+		}
+		if (i == 1)			/* not after row 1 */
+			r[2].start_off = 1;
+		if (i == 2)			/* past the end */
+			r[3].start_off = 32;
+		if (i == 3)
+			r[3].cfa_base = 2;
+		if (i == 4)
+			r[2].flags = 0x04;
+		if (i == 5)
+			r[1].flags = 0x80;
+		if (i == 6)
+			r[0].cfa_base = 0xff;
+		EXPECT_EQ(-EINVAL, sframe_jit_add(c.reg, c.code + 64, 32, r, 4,
+						  NULL));
+	}
+	read_checked(&c);
+	EXPECT_EQ(1, c.t.count);
+	EXPECT_EQ(4, info_of(c.reg).nr_rows_used);
+	EXPECT_EQ(-ENOENT, sframe_jit_find(c.reg, c.code + 64, NULL, NULL, 0));
+
+	ASSERT_EQ(0, sframe_jit_add(c.reg, c.code + 64, 32, rows_fp32, 4,
+				    NULL));
+	ASSERT_EQ(0, sframe_jit_find(c.reg, c.code + 64, &fn, r, 4));
+	EXPECT(rows_equal(r, rows_fp32, 4));
+	read_checked(&c);
+	EXPECT_EQ(2, c.t.count);
+	EXPECT_EQ(4, c.t.fdes[1].fre_start);
+	sframe_jit_destroy(c.reg);
+}
+
+/* Rows the caller filled field by field: their padding is not ABI. */
+TEST(append_writes_zero_reserved_bytes_whatever_the_padding, T_BOTH)
+{
+	struct sframe_jit_row r[4];
+	struct ctx c;
+	int i;
+
+	setup(&c, NULL);
+	memset(r, 0xff, sizeof(r));
+	for (i = 0; i < 4; i++) {
+		r[i].start_off = rows_fp32[i].start_off;
+		r[i].cfa_off = rows_fp32[i].cfa_off;
+		r[i].ra_off = rows_fp32[i].ra_off;
+		r[i].fp_off = rows_fp32[i].fp_off;
+		r[i].cfa_base = rows_fp32[i].cfa_base;
+		r[i].flags = rows_fp32[i].flags;
+	}
+	ASSERT_EQ(0, sframe_jit_add(c.reg, c.code, 32, r, 4, NULL));
+	read_checked(&c);
+	ASSERT_EQ(1, c.t.count);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, c.t.fres[i].reserved);
+		EXPECT_EQ(rows_fp32[i].flags, c.t.fres[i].flags);
+		EXPECT_EQ(rows_fp32[i].cfa_base, c.t.fres[i].cfa_base);
+		EXPECT_EQ(rows_fp32[i].fp_off, c.t.fres[i].fp_off);
+	}
+	sframe_jit_destroy(c.reg);
+}
+
+/*
+ * A function put over the last tombstone, larger than it, becomes the
+ * last function: a later one inside it overlaps it and is no append.
+ */
+TEST(a_function_over_the_last_tombstone_moves_where_appends_start, T_BOTH)
+{
+	struct ctx c;
+
+	setup(&c, NULL);
+	ASSERT_EQ(0, add2(&c, 0, 16));
+	ASSERT_EQ(0, add2(&c, 0x100, 16));
+	ASSERT_EQ(0, sframe_jit_remove(c.reg, c.code + 0x100));
+	ASSERT_EQ(0, add2(&c, 0x100, 0x100));
+	EXPECT_EQ(-EEXIST, add2(&c, 0x180, 16));
+	EXPECT_EQ(0, add2(&c, 0x200, 16));
+	read_checked(&c);
+	EXPECT_EQ(3, c.t.count);
+	EXPECT_EQ(3, table_live(&c.t));
+	sframe_jit_destroy(c.reg);
+}
+
 TEST(add_rejects_functions_outside_the_range, T_BOTH)
 {
 	struct ctx c;
