@@ -32,6 +32,8 @@ _Static_assert(SFRAME_JIT_ROW_CFA_SP == SFRAME_JIT_CFA_SP &&
 _Static_assert(SFRAME_JIT_ROW_FP_SAVED == SFRAME_JIT_FRE_FP_SAVED &&
 	       SFRAME_JIT_ROW_RA_UNDEFINED == SFRAME_JIT_FRE_RA_UNDEFINED,
 	       "row flags follow <linux/sframe.h>");
+_Static_assert(sizeof(atomic_ullong) == 8 && sizeof(atomic_uint) == 4,
+	       "the words of the mapping and the futex word");
 _Static_assert(sizeof(struct sframe_jit_fde) % 8 == 0 &&
 	       sizeof(struct sframe_jit_fre) % 4 == 0,
 	       "records are whole words");
@@ -203,9 +205,9 @@ static void fre_get(struct sframe_jit *reg, uint32_t i,
 }
 
 /* Two words of the shared mapping at once, for the fast append. */
-static _Atomic uint64_t *dword(void *p)
+static atomic_ullong *dword(void *p)
 {
-	return (_Atomic uint64_t *)p;
+	return (atomic_ullong *)p;
 }
 
 /* Bytes [@off, @off + 8) of a row, the same bytes of its frame row entry. */
@@ -976,6 +978,28 @@ static int add_one(struct sframe_jit *reg, struct sframe_jit__func *fn,
 }
 
 /*
+ * Copy a row into the two words at @d, without its padding, which
+ * becomes the frame row entry's reserved bytes; false, before any store,
+ * for a base or flags the kernel does not know.
+ */
+static bool row_put(atomic_ullong *d, const struct sframe_jit_row *r)
+{
+	/* Bytes 8 to 15 of a row: ra_off, fp_off, cfa_base, flags, padding. */
+	const uint64_t keep = bytes8((const uint8_t[8]) {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 });
+	const uint64_t bad = bytes8((const uint8_t[8]) {
+		0, 0, 0, 0, (uint8_t)~SFRAME_JIT_ROW_CFA_FP,
+		(uint8_t)~ROW_FLAGS, 0, 0 });
+	uint64_t hi = row_dword(r, 8);
+
+	if (hi & bad)
+		return false;
+	atomic_store_explicit(&d[0], row_dword(r, 0), memory_order_relaxed);
+	atomic_store_explicit(&d[1], hi & keep, memory_order_relaxed);
+	return true;
+}
+
+/*
  * The common case of sframe_jit_add() in one pass: a function above
  * every published one, into a registry of the kernel's record layout
  * that has room for it.  Each row is checked as sframe_jit__check_rows()
@@ -990,52 +1014,45 @@ static int add_one(struct sframe_jit *reg, struct sframe_jit__func *fn,
 static int append_fast(struct sframe_jit *reg, uint64_t start, uint32_t size,
 		       const struct sframe_jit_row *rows, uint32_t nr_rows)
 {
-	/* Bytes 8 to 15 of a row: ra_off, fp_off, cfa_base, flags, padding. */
-	const uint64_t keep = bytes8((const uint8_t[8]) {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 });
-	const uint64_t bad = bytes8((const uint8_t[8]) {
-		0, 0, 0, 0, (uint8_t)~SFRAME_JIT_ROW_CFA_FP,
-		(uint8_t)~ROW_FLAGS, 0, 0 });
-	const struct sframe_jit_row *r = rows, *end = rows + nr_rows;
+	const struct sframe_jit_row *r, *end = rows + nr_rows;
 	uint32_t first = reg->fre_used, n = reg->nr_fdes;
-	uint64_t hi, any = 0;
-	_Atomic uint64_t *d;
+	atomic_ullong *d;
 
 	if (start < reg->tail_end || n >= reg->l.fast_fde_cap ||
-	    nr_rows > reg->l.fre_cap - first || rows[0].start_off)
+	    nr_rows > reg->l.fre_cap - first)
 		return 1;
-	/* fast_fde_cap is 0 unless the strides are the records' sizes. */
-	d = dword(reg->l.fres + (size_t)first * sizeof(struct sframe_jit_fre));
-	for (;; d += 2) {
-		hi = row_dword(r, 8) & keep;
-		any |= hi;
-		atomic_store_explicit(&d[0], row_dword(r, 0),
-				      memory_order_relaxed);
-		atomic_store_explicit(&d[1], hi, memory_order_relaxed);
-		if (++r == end)
-			break;
-		if (r->start_off <= r[-1].start_off)
-			return -EINVAL;
-	}
-	/* A bad base or flag in any row: none of them is published. */
-	if ((any & bad) || end[-1].start_off >= size)
+	if (rows[0].start_off || end[-1].start_off >= size)
 		return -EINVAL;
 
+	/*
+	 * The descriptor goes first, into the slot at the count, which no
+	 * reader uses until the count moves; fast_fde_cap is 0 unless the
+	 * strides are the records' sizes.
+	 */
 	d = dword(reg->l.fdes + (size_t)n * sizeof(struct sframe_jit_fde));
 	atomic_store_explicit(&d[0], start, memory_order_relaxed);
 	atomic_store_explicit(&d[1], pair32(size, first), memory_order_relaxed);
 	/* flags, type (PCINC) and rep_size are zero. */
 	atomic_store_explicit(&d[2], pair32(nr_rows, 0), memory_order_relaxed);
+
+	d = dword(reg->l.fres + (size_t)first * sizeof(struct sframe_jit_fre));
+	if (!row_put(d, rows))
+		return -EINVAL;
+	for (r = rows + 1; r < end; r++) {
+		d += 2;
+		if (r->start_off <= r[-1].start_off || !row_put(d, r))
+			return -EINVAL;
+	}
+
 	reg->fre_used = first + nr_rows;
 	reg->tail_end = start + size;
 	count_publish(reg, n + 1);
 	return 0;
 }
 
-static int __attribute__((noinline))
-add_general(struct sframe_jit *reg, uint64_t start, uint32_t size,
-	    const struct sframe_jit_row *rows, uint32_t nr_rows,
-	    const char *name)
+static int add_general(struct sframe_jit *reg, uint64_t start, uint32_t size,
+		       const struct sframe_jit_row *rows, uint32_t nr_rows,
+		       const char *name)
 {
 	struct sframe_jit__func fn = {
 		.start		= start,
@@ -1053,15 +1070,19 @@ int sframe_jit_add(struct sframe_jit *reg, uint64_t start, uint32_t size,
 {
 	int err;
 
-	if (!reg || !rows || !nr_rows || !func_in_range(reg, start, size))
+	/*
+	 * A perf map line costs a write(2): a function that needs one takes
+	 * the general path, whose cost is then noise.
+	 */
+	if (!reg || !rows || !nr_rows ||
+	    (name && (reg->flags & SFRAME_JIT_F_PERF_MAP)) ||
+	    !func_in_range(reg, start, size))
 		return add_general(reg, start, size, rows, nr_rows, name);
 	sframe_jit__lock(&reg->lock);
 	err = append_fast(reg, start, size, rows, nr_rows);
 	sframe_jit__unlock(&reg->lock);
 	if (err > 0)
 		return add_general(reg, start, size, rows, nr_rows, name);
-	if (!err && name)
-		perf_map_name(reg, start, size, name);
 	return err;
 }
 
