@@ -152,12 +152,14 @@ static void fde_put(struct sframe_jit *reg, uint32_t i,
 	words_zero(p + sizeof(*fde), reg->l.fde_stride - sizeof(*fde));
 }
 
+/* The searches read the one field they compare. */
 static uint64_t fde_start(struct sframe_jit *reg, uint32_t i)
 {
-	struct sframe_jit_fde fde;
+	uint64_t start;
 
-	fde_get(reg, i, &fde);
-	return fde.func_start;
+	memcpy(&start, fde_ptr(reg, i) +
+	       offsetof(struct sframe_jit_fde, func_start), sizeof(start));
+	return start;
 }
 
 static uint64_t fde_end(struct sframe_jit *reg, uint32_t i)
@@ -445,6 +447,7 @@ static int opts_apply(struct sframe_jit *reg, const struct sframe_jit_opts *o,
 	reg->max_fdes = opt_max(opts.max_fde_capacity, SFRAME_JIT_MAX_FDES);
 	reg->max_fres = opt_max(opts.max_fre_capacity, SFRAME_JIT_MAX_FRES);
 	reg->compact_threshold = opts.compact_threshold;
+	reg->compact_min = opts.compact_threshold ?: COMPACT_MIN;
 	args->fde_capacity = opts.fde_capacity ?: DEFAULT_FDES;
 	if (args->fde_capacity > reg->max_fdes && !opts.fde_capacity)
 		args->fde_capacity = reg->max_fdes;
@@ -590,13 +593,23 @@ static void compact_rows(struct sframe_jit *reg)
 {
 	struct sframe_jit_fde fde;
 	uint32_t i, n = 0, dst = 0;
+	bool sorted = true;
 
 	for (i = 0; i < reg->nr_fdes; i++) {
 		fde_get(reg, i, &fde);
-		if (!fde_dead(&fde))
-			reg->scratch[n++] = (uint64_t)fde.fre_start << 32 | i;
+		if (fde_dead(&fde))
+			continue;
+		reg->scratch[n] = (uint64_t)fde.fre_start << 32 | i;
+		if (n && reg->scratch[n] < reg->scratch[n - 1])
+			sorted = false;
+		n++;
 	}
-	qsort(reg->scratch, n, sizeof(*reg->scratch), key_cmp);
+	/*
+	 * Functions appended in address order have their rows in that order
+	 * too: the sort, most of a compaction's cost, is then not needed.
+	 */
+	if (!sorted)
+		qsort(reg->scratch, n, sizeof(*reg->scratch), key_cmp);
 
 	for (i = 0; i < n; i++) {
 		uint32_t idx = (uint32_t)reg->scratch[i];
@@ -1106,52 +1119,84 @@ int sframe_jit_add_stubs(struct sframe_jit *reg, uint64_t start,
 
 /* Removal. */
 
-static void tombstone_locked(struct sframe_jit *reg, uint32_t i)
+/* The tombstone bit, where it sits in the word of flags, type and rep_size. */
+static uint32_t tombstone_bit(void)
 {
-	const size_t off = offsetof(struct sframe_jit_fde, flags);
-	struct sframe_jit_fde fde;
+	const struct sframe_jit_fde fde = { .flags = SFRAME_JIT_FDE_TOMBSTONE };
 	uint32_t w;
 
-	fde_get(reg, i, &fde);
-	fde.flags |= SFRAME_JIT_FDE_TOMBSTONE;
-	/* One store, of the word that holds flags, type and rep_size. */
-	memcpy(&w, (unsigned char *)&fde + off, sizeof(w));
-	atomic_store_explicit(word(fde_ptr(reg, i) + off), w,
-			      memory_order_release);
+	memcpy(&w, (const unsigned char *)&fde +
+	       offsetof(struct sframe_jit_fde, flags), sizeof(w));
+	return w;
+}
+
+/*
+ * Mark descriptor @i a tombstone, with one store of the word that holds
+ * its flags; -ENOENT if it is one already.
+ */
+static int tombstone_locked(struct sframe_jit *reg, uint32_t i)
+{
+	unsigned char *p = fde_ptr(reg, i);
+	uint32_t w, rows;
+
+	memcpy(&w, p + offsetof(struct sframe_jit_fde, flags), sizeof(w));
+	if (w & tombstone_bit())
+		return -ENOENT;
+	atomic_store_explicit(word(p + offsetof(struct sframe_jit_fde, flags)),
+			      w | tombstone_bit(), memory_order_release);
+	memcpy(&rows, p + offsetof(struct sframe_jit_fde, fre_count),
+	       sizeof(rows));
 	reg->nr_dead++;
-	reg->fre_dead += fde.fre_count;
+	reg->fre_dead += rows;
+	return 0;
 }
 
 static void compact_if_due(struct sframe_jit *reg)
 {
-	if (reg->nr_dead > compact_limit(reg))
+	/* The limit is at least compact_min: most removals stop here. */
+	if (reg->nr_dead > reg->compact_min &&
+	    reg->nr_dead > compact_limit(reg))
 		compact_locked(reg);
 }
 
-static int remove_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn)
+/*
+ * The descriptor that starts at @start, or nr_fdes, for remove_locked():
+ * a JIT mostly retires
+ * code in the order it emitted it (a code cache flushed oldest first, a
+ * range flushed in address order), so the descriptor after the last one
+ * removed is tried before the binary search: the removal of a run of
+ * functions in address order does not search.  Starts are unique, so a
+ * hint that matches is the descriptor, whatever moved since.
+ */
+static uint32_t fde_search(struct sframe_jit *reg, uint64_t start)
 {
-	struct sframe_jit_fde fde;
-	uint32_t i;
+	uint32_t i = fde_lower_bound(reg, start);
 
-	i = fde_lower_bound(reg, fn->start);
-	if (i == reg->nr_fdes)
+	if (i < reg->nr_fdes && fde_start(reg, i) == start)
+		return i;
+	return reg->nr_fdes;
+}
+
+static inline int remove_locked(struct sframe_jit *reg, uint64_t start)
+{
+	uint32_t i = reg->remove_hint;
+
+	if (i >= reg->nr_fdes || fde_start(reg, i) != start)
+		i = fde_search(reg, start);
+	if (i == reg->nr_fdes || tombstone_locked(reg, i))
 		return -ENOENT;
-	fde_get(reg, i, &fde);
-	if (fde.func_start != fn->start || fde_dead(&fde))
-		return -ENOENT;
-	tombstone_locked(reg, i);
+	reg->remove_hint = i + 1;
 	return 0;
 }
 
 int sframe_jit_remove(struct sframe_jit *reg, uint64_t start)
 {
-	struct sframe_jit__func fn = { .start = start };
 	int err;
 
 	if (!reg)
 		return -EINVAL;
 	sframe_jit__lock(&reg->lock);
-	err = remove_locked(reg, &fn);
+	err = remove_locked(reg, start);
 	if (!err)
 		compact_if_due(reg);
 	sframe_jit__unlock(&reg->lock);
@@ -1172,10 +1217,10 @@ int sframe_jit_remove_range(struct sframe_jit *reg, uint64_t start,
 		fde_get(reg, i, &fde);
 		if (fde.func_start >= end)
 			break;
-		if (fde_dead(&fde) || fde.func_size > end - fde.func_start)
+		if (fde.func_size > end - fde.func_start)
 			continue;
-		tombstone_locked(reg, i);
-		n++;
+		if (!tombstone_locked(reg, i))
+			n++;
 	}
 	if (n)
 		compact_if_due(reg);
@@ -1251,7 +1296,7 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 		err = add_locked(reg, &funcs[i], rows + funcs[i].first_row);
 	if (err) {
 		for (j = 0; j + 1 < i; j++)
-			remove_locked(reg, &funcs[j]);
+			remove_locked(reg, funcs[j].start);
 	}
 	sframe_jit__unlock(&reg->lock);
 	if (err)

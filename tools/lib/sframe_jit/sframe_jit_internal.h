@@ -182,6 +182,8 @@ struct sframe_jit_layout {
  * @tail_end: the end of the last of them, 0 with none: a function that
  *	starts there or above is an append.
  * @nr_dead: tombstones among them.
+ * @remove_hint: the descriptor after the last one removed, tried first
+ *	by the next removal; any value is safe.
  * @fre_used: row slots handed out, [0, @fre_used).
  * @fre_dead: row slots below @fre_used that no live descriptor uses:
  *	those of tombstones and those compaction has not reclaimed.
@@ -192,6 +194,8 @@ struct sframe_jit_layout {
  * @max_fdes: growth bound of the descriptor capacity.
  * @max_fres: growth bound of the row capacity.
  * @compact_threshold: the option, 0 for automatic.
+ * @compact_min: the least tombstones that may compact: the option, or
+ *	the automatic minimum.
  * @perf_map: the perf map writer, if SFRAME_JIT_F_PERF_MAP.
  * @nr_grows: replacements so far.
  * @nr_compactions: compactions so far.
@@ -213,6 +217,7 @@ struct sframe_jit {
 	uint32_t nr_fdes;
 	uint64_t tail_end;
 	uint32_t nr_dead;
+	uint32_t remove_hint;
 	uint32_t fre_used;
 	uint32_t fre_dead;
 	uint32_t seq;
@@ -222,6 +227,7 @@ struct sframe_jit {
 	uint32_t max_fdes;
 	uint32_t max_fres;
 	uint32_t compact_threshold;
+	uint32_t compact_min;
 	struct sframe_jit_perf_map perf_map;
 
 	uint64_t nr_grows;

@@ -549,6 +549,49 @@ TEST(remove_of_an_unknown_or_removed_function_is_enoent, T_BOTH)
 	sframe_jit_destroy(c.reg);
 }
 
+/*
+ * Removal tries the function after the last one removed before it
+ * searches: whatever moved in between, it must retire the function asked
+ * for and no other.
+ */
+TEST(remove_retires_the_function_asked_for_in_any_order, T_BOTH)
+{
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .compact_threshold = 1000);
+	static const uint32_t order[] = { 1, 2, 3, 7, 4, 0, 6 };
+	struct ctx c;
+	uint32_t i, j;
+
+	setup(&c, &opts);
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, add2(&c, 0x100 + 0x100 * i, 16));
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		if (i == 4) {
+			/* Below the rest: every index after it moves up. */
+			ASSERT_EQ(0, add2(&c, 0, 16));
+		}
+		EXPECT_EQ(0, sframe_jit_remove(c.reg,
+					       c.code + 0x100 + 0x100 * order[i]));
+		/* Again: the hint now points past it, the search finds it dead. */
+		EXPECT_EQ(-ENOENT, sframe_jit_remove(c.reg, c.code + 0x100 +
+							    0x100 * order[i]));
+		for (j = 0; j < 8; j++) {
+			bool gone = false;
+			uint32_t k;
+
+			for (k = 0; k <= i; k++)
+				gone |= order[k] == j;
+			EXPECT_EQ(gone ? -ENOENT : 0,
+				  sframe_jit_find(c.reg, c.code + 0x100 + 0x100 * j,
+						  NULL, NULL, 0));
+		}
+	}
+	EXPECT_EQ(0, sframe_jit_find(c.reg, c.code, NULL, NULL, 0));
+	EXPECT_EQ(-ENOENT, sframe_jit_remove(c.reg, c.code + 8));
+	read_checked(&c);
+	EXPECT_EQ(2, table_live(&c.t));
+	sframe_jit_destroy(c.reg);
+}
+
 TEST(remove_compacts_once_tombstones_pass_the_threshold, T_BOTH)
 {
 	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .compact_threshold = 2);
