@@ -28,12 +28,20 @@
  * take the time of one getppid().  --ratios-only leaves out the times,
  * for runs under emulation where only ratios mean anything.
  *
+ * Then two producer threads append N functions between them, to one
+ * registry through the library's lock, and to a registry each: the time
+ * per function of each thread, its throughput, the share of the
+ * threads' time spent waiting for the lock (sframe_jit_get_info()), and
+ * how much of the time the two ran at once.
+ *
  * --callgrind runs each library path once over N functions between
  * callgrind client requests, for mk/bench/40-register to count the
  * instructions of each under valgrind --tool=callgrind.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -692,6 +700,183 @@ static int run_callgrind(struct bench *b)
 	return err ? 1 : 0;
 }
 
+/* Two producers: one registry between them, or one each. */
+#define NR_PRODUCERS	2
+
+struct producer {
+	struct bench *b;
+	struct sframe_jit *reg;
+	atomic_ulong *next;		/* shared slot counter, or NULL */
+	unsigned long first, n;		/* own slots without a counter */
+	pthread_barrier_t *go;
+	unsigned long added;
+	double t0, secs;
+	int err;
+};
+
+/*
+ * A JIT with one code cache for all its threads hands out code space in
+ * address order under its own lock, then publishes: here a counter.  Two
+ * threads that take neighbouring slots may publish them in either
+ * order; the later, lower one is then an insertion, which the library
+ * makes under the sequence count.
+ */
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	unsigned long i, k;
+	double t0;
+
+	pthread_barrier_wait(p->go);
+	t0 = now();
+	p->t0 = t0;
+	for (k = 0;; k++) {
+		if (p->next)
+			i = atomic_fetch_add(p->next, 1);
+		else
+			i = k < p->n ? p->first + k : p->b->n;
+		if (i >= p->b->n)
+			break;
+		p->err = sframe_jit_add(p->reg, fn_addr(p->b, i), FN_SIZE, rows,
+					NR_ROWS, NULL);
+		if (p->err)
+			break;
+		p->added++;
+	}
+	p->secs = now() - t0;
+	return NULL;
+}
+
+struct threads_run {
+	/*
+	 * The threads' time over their functions: the time of a function on
+	 * a thread, whichever thread published more (on a loaded machine one
+	 * may publish most before the other runs).
+	 */
+	double ns_per_fn;
+	double lock_share;	/* lock waits over the threads' time */
+	double waits_per_fn;
+	/*
+	 * The time both threads ran over the time either did: on a machine
+	 * shared with other work they may take turns rather than compete.
+	 */
+	double overlap;
+};
+
+static double overlap(const struct producer *a, const struct producer *b)
+{
+	double start = a->t0 > b->t0 ? a->t0 : b->t0;
+	double end_a = a->t0 + a->secs, end_b = b->t0 + b->secs;
+	double end = end_a < end_b ? end_a : end_b;
+	double first = a->t0 < b->t0 ? a->t0 : b->t0;
+	double last = end_a > end_b ? end_a : end_b;
+
+	return end > start ? (end - start) / (last - first) : 0;
+}
+
+static int lock_info(struct sframe_jit *reg, struct sframe_jit_info *info)
+{
+	info->sz = sizeof(*info);
+	return sframe_jit_get_info(reg, info);
+}
+
+/* One run of the two producers; @shared: one registry between them. */
+static int run_threads(struct bench *b, bool shared, struct threads_run *out)
+{
+	struct producer p[NR_PRODUCERS] = { 0 };
+	struct sframe_jit *regs[NR_PRODUCERS] = { 0 };
+	struct sframe_jit_info info;
+	atomic_ulong next = 0;
+	pthread_t th[NR_PRODUCERS];
+	pthread_barrier_t go;
+	double secs = 0, wait_ns = 0, waits = 0, added = 0;
+	unsigned long half = b->n / NR_PRODUCERS;
+	int i, nr_regs = shared ? 1 : NR_PRODUCERS, err = 0;
+
+	for (i = 0; i < nr_regs && !err; i++)
+		err = room_create(b, 0, &regs[i]);
+	pthread_barrier_init(&go, NULL, NR_PRODUCERS);
+	for (i = 0; i < NR_PRODUCERS && !err; i++) {
+		p[i] = (struct producer) {
+			.b = b, .reg = regs[shared ? 0 : i],
+			.next = shared ? &next : NULL,
+			.first = i * half, .n = half, .go = &go,
+		};
+		err = -pthread_create(&th[i], NULL, produce, &p[i]);
+	}
+	for (i--; i >= 0; i--)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&go);
+	for (i = 0; i < NR_PRODUCERS && !err; i++) {
+		err = p[i].err;
+		secs += p[i].secs;
+		added += p[i].added;
+	}
+	for (i = 0; i < nr_regs && !err; i++) {
+		err = lock_info(regs[i], &info);
+		wait_ns += info.lock_wait_ns;
+		waits += info.nr_lock_waits;
+	}
+	for (i = 0; i < nr_regs; i++)
+		sframe_jit_destroy(regs[i]);
+	if (err)
+		return fail(b, shared ? "one registry" : "a registry each", err);
+	out->ns_per_fn = secs * 1e9 / added;
+	out->overlap = overlap(&p[0], &p[1]);
+	out->lock_share = wait_ns / (secs * 1e9);
+	out->waits_per_fn = waits / b->n;
+	return 0;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct threads_run *x = a, *y = b;
+
+	return x->ns_per_fn < y->ns_per_fn ? -1 : x->ns_per_fn > y->ns_per_fn;
+}
+
+/* The producers' table: medians of @reps runs of each mode in turn. */
+static int bench_threads(struct bench *b, unsigned int reps, bool ratios_only)
+{
+	static const char * const name[2] = { "a registry each", "one registry" };
+	struct threads_run r[2][16];
+	unsigned int k, m;
+
+	for (k = 0; k < reps; k++)
+		for (m = 0; m < 2; m++) {
+			memset(&r[m][k], 0, sizeof(r[m][k]));
+			if (run_threads(b, m, &r[m][k])) {
+				fprintf(stderr, "register: producers: %s\n", b->err);
+				return -1;
+			}
+		}
+	printf("\n%d producer threads, %lu functions between them, median of %u runs\n",
+	       NR_PRODUCERS, b->n, reps);
+	printf("%-16s %14s %16s %13s %11s %8s %9s\n", "registries",
+	       "ns/fn/thread", "Mfn/s/thread", "waits/fn", "lock share",
+	       "overlap", "ratio");
+	for (m = 0; m < 2; m++) {
+		qsort(r[m], reps, sizeof(r[m][0]), cmp_run);
+		r[m][0] = r[m][reps / 2];
+	}
+	for (m = 0; m < 2; m++) {
+		const struct threads_run *x = &r[m][0];
+
+		if (ratios_only)
+			printf("%-16s %14s %16s %13.5f %10.2f%% %7.0f%% %8.2fx\n",
+			       name[m], "-", "-", x->waits_per_fn,
+			       100 * x->lock_share, 100 * x->overlap,
+			       x->ns_per_fn / r[0][0].ns_per_fn);
+		else
+			printf("%-16s %14.1f %16.1f %13.5f %10.2f%% %7.0f%% %8.2fx\n",
+			       name[m], x->ns_per_fn, 1e3 / x->ns_per_fn,
+			       x->waits_per_fn, 100 * x->lock_share,
+			       100 * x->overlap,
+			       x->ns_per_fn / r[0][0].ns_per_fn);
+	}
+	return 0;
+}
+
 static void usage_exit(void)
 {
 	fprintf(stderr,
@@ -863,5 +1048,6 @@ int main(int argc, char **argv)
 	for (n = 1000; n <= o.max_n; n *= 10)
 		if (bench_size(&b, &o, n, limit))
 			return 1;
-	return 0;
+	b.n = o.max_n;
+	return bench_threads(&b, o.reps, o.ratios_only) ? 1 : 0;
 }
