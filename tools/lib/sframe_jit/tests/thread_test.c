@@ -80,3 +80,72 @@ TEST(an_uncontended_call_leaves_the_lock_free_and_uncounted, T_MEM)
 	EXPECT_EQ(SFRAME_JIT_LOCK_FREE, atomic_load(&reg->lock.state));
 	sframe_jit_destroy(reg);
 }
+
+#define PER_THREAD_FUNCS	2000
+
+struct region {
+	struct test_backend tb;
+	uint64_t code;
+	struct sframe_jit *reg;
+	pthread_barrier_t *go;
+	int err;
+};
+
+/* A thread that emits into its own code region, with its own registry. */
+static void *emit_region(void *arg)
+{
+	struct region *r = arg;
+	uint32_t i;
+
+	pthread_barrier_wait(r->go);
+	for (i = 0; i < PER_THREAD_FUNCS && !r->err; i++)
+		r->err = sframe_jit_add(r->reg, r->code + 64 * i, 32, rows_fp32, 4,
+					NULL);
+	return NULL;
+}
+
+/*
+ * The pattern of Documentation/sframe_jit.rst for a JIT that emits code
+ * on several threads: each thread its own code region and registry.  The
+ * registries never share a lock, so no call waits, and each holds what
+ * its thread published, in order.
+ */
+TEST(threads_with_a_registry_each_publish_without_waiting, T_BOTH)
+{
+	struct region r[2];
+	pthread_barrier_t go;
+	pthread_t th[2];
+	struct table t = { 0 };
+	char why[256];
+	int i;
+
+	pthread_barrier_init(&go, NULL, 2);
+	for (i = 0; i < 2; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		test_backend_init(&r[i].tb);
+		r[i].code = arena(64 * PER_THREAD_FUNCS);
+		r[i].reg = reg_new(&r[i].tb, r[i].code,
+				   r[i].code + 64 * PER_THREAD_FUNCS, NULL);
+		r[i].go = &go;
+	}
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, emit_region, &r[i]));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	pthread_barrier_destroy(&go);
+
+	for (i = 0; i < 2; i++) {
+		struct sframe_jit_info info = info_of(r[i].reg);
+
+		EXPECT_EQ(0, r[i].err);
+		EXPECT_EQ(PER_THREAD_FUNCS, info.nr_funcs);
+		EXPECT_EQ(0, info.nr_lock_waits);
+		table_read_stable(reg_hdr(&r[i].tb), &t);
+		if (table_check(&t, why, sizeof(why)))
+			test_fail(__FILE__, __LINE__, "invariant: %s", why);
+		EXPECT_EQ(PER_THREAD_FUNCS, table_live(&t));
+		EXPECT(table_func(&t, r[i].code + 64 * (PER_THREAD_FUNCS - 1)));
+		sframe_jit_destroy(r[i].reg);
+	}
+	table_free(&t);
+}
