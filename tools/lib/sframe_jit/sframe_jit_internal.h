@@ -101,14 +101,15 @@ int sframe_jit__perf_map_write(struct sframe_jit_perf_map *pm,
 			       const char *name);
 uint64_t sframe_jit__perf_map_errors(struct sframe_jit_perf_map *pm);
 
-/* struct sframe_jit_lock.state */
+/* struct sframe_jit_lock.state: bits */
 #define SFRAME_JIT_LOCK_FREE	0
-#define SFRAME_JIT_LOCK_HELD	1
-#define SFRAME_JIT_LOCK_WAITED	2	/* held, and a thread may sleep on it */
+#define SFRAME_JIT_LOCK_HELD	1	/* a writer holds it */
+#define SFRAME_JIT_LOCK_WAITERS	2	/* a thread may sleep on it */
+#define SFRAME_JIT_LOCK_WAITED	(SFRAME_JIT_LOCK_HELD | SFRAME_JIT_LOCK_WAITERS)
 
 /**
  * struct sframe_jit_lock - a registry's writer lock; lock.c
- * @state: SFRAME_JIT_LOCK_*; the futex word.  All zero is unlocked.
+ * @state: SFRAME_JIT_LOCK_* bits; the futex word.  All zero is unlocked.
  * @nr_waits: times a thread found the lock held, under the lock.
  * @wait_ns: the time those threads waited, under the lock.
  */
@@ -121,23 +122,35 @@ struct sframe_jit_lock {
 void sframe_jit__lock_slow(struct sframe_jit_lock *l);
 void sframe_jit__lock_wake(struct sframe_jit_lock *l);
 
-/* Inline: the uncontended case is the two atomic instructions. */
+/*
+ * Inline, because uncontended they are one atomic instruction each: a
+ * bit test-and-set (lock bts on x86) and a decrement that tells whether
+ * anyone waits (lock sub).
+ */
+static inline bool sframe_jit__trylock(struct sframe_jit_lock *l)
+{
+	return !(atomic_fetch_or_explicit(&l->state, SFRAME_JIT_LOCK_HELD,
+					  memory_order_acquire) &
+		 SFRAME_JIT_LOCK_HELD);
+}
+
 static inline void sframe_jit__lock(struct sframe_jit_lock *l)
 {
-	unsigned int free_val = SFRAME_JIT_LOCK_FREE;
-
-	if (!atomic_compare_exchange_strong_explicit(&l->state, &free_val,
-						     SFRAME_JIT_LOCK_HELD,
-						     memory_order_acquire,
-						     memory_order_relaxed))
+	if (!sframe_jit__trylock(l))
 		sframe_jit__lock_slow(l);
+}
+
+/* Drop the lock; true if a thread may sleep on it and must be woken. */
+static inline bool sframe_jit__unlock_contended(struct sframe_jit_lock *l)
+{
+	return atomic_fetch_sub_explicit(&l->state, SFRAME_JIT_LOCK_HELD,
+					 memory_order_release) !=
+	       SFRAME_JIT_LOCK_HELD;
 }
 
 static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
 {
-	if (atomic_exchange_explicit(&l->state, SFRAME_JIT_LOCK_FREE,
-				     memory_order_release) ==
-	    SFRAME_JIT_LOCK_WAITED)
+	if (sframe_jit__unlock_contended(l))
 		sframe_jit__lock_wake(l);
 }
 
