@@ -166,7 +166,8 @@ static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
  * @fre_cap: rows the mapping holds.
  * @fast_fde_cap: @fde_cap where the fast append may write (strides that
  *	are the sizes of the records of <linux/sframe.h>, so that no padding
- *	follows a record, and both areas 8-byte aligned); 0 elsewhere.
+ *	follows a record, both areas 8-byte aligned, and no perf map, whose
+ *	lines the general path writes); 0 elsewhere.
  *
  * Read from the header once, when the mapping arrives, and checked; the
  * writer never reads these header fields again.
@@ -192,8 +193,9 @@ struct sframe_jit_layout {
  * @text_start: the code range's start.
  * @text_end: its end.
  * @nr_fdes: descriptors published, the last fde_count stored.
- * @tail_end: the end of the last of them, 0 with none: a function that
- *	starts there or above is an append.
+ * @tail_end: the end of the last of them, @text_start with none: a
+ *	function that starts there or above is an append, and one that
+ *	passes that check is not below the range.
  * @nr_dead: tombstones among them.
  * @remove_hint: the descriptor after the last one removed, tried first
  *	by the next removal; any value is safe.

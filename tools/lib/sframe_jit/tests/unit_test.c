@@ -405,6 +405,53 @@ TEST(add_rejects_functions_outside_the_range, T_BOTH)
 	sframe_jit_destroy(c.reg);
 }
 
+/*
+ * With rows, the fast append's case: an empty registry has no function
+ * to start above but the range's start, and a start and size that wrap
+ * around end nowhere inside it.
+ */
+TEST(append_with_rows_outside_the_range_is_erange, T_BOTH)
+{
+	struct ctx c;
+
+	setup(&c, NULL);
+	EXPECT_EQ(-ERANGE, sframe_jit_add(c.reg, c.code - 64, 32, rows_fp32,
+					  4, NULL));
+	EXPECT_EQ(-ERANGE, sframe_jit_add(c.reg, c.code + CODE_SIZE - 16, 32,
+					  rows_fp32, 4, NULL));
+	EXPECT_EQ(-ERANGE, sframe_jit_add(c.reg, UINT64_MAX - 15, 32,
+					  rows_fp32, 4, NULL));
+	EXPECT_EQ(0, sframe_jit_add(c.reg, c.code + CODE_SIZE - 32, 32,
+				    rows_fp32, 4, NULL));
+	read_checked(&c);
+	EXPECT_EQ(1, c.t.count);
+	EXPECT_EQ(c.code + CODE_SIZE - 32, c.t.fdes[0].func_start);
+	sframe_jit_destroy(c.reg);
+}
+
+/*
+ * A refused append gives back the room it took: the next function gets
+ * its slots, and appends start where the last published function ends.
+ */
+TEST(a_refused_append_gives_back_where_appends_start, T_BOTH)
+{
+	struct sframe_jit_row r[4];
+	struct ctx c;
+
+	setup(&c, NULL);
+	EXPECT_EQ(c.code, c.reg->tail_end);
+	memcpy(r, rows_fp32, sizeof(r));
+	r[3].cfa_base = 2;
+	EXPECT_EQ(-EINVAL, sframe_jit_add(c.reg, c.code + 64, 32, r, 4, NULL));
+	EXPECT_EQ(c.code, c.reg->tail_end);
+	ASSERT_EQ(0, sframe_jit_add(c.reg, c.code, 32, rows_fp32, 4, NULL));
+	EXPECT_EQ(-EINVAL, sframe_jit_add(c.reg, c.code + 64, 32, r, 4, NULL));
+	EXPECT_EQ(c.code + 32, c.reg->tail_end);
+	EXPECT_EQ(1, c.reg->nr_fdes);
+	EXPECT_EQ(4, info_of(c.reg).nr_rows_used);
+	sframe_jit_destroy(c.reg);
+}
+
 TEST(add_refuses_to_overlap_a_live_function, T_BOTH)
 {
 	struct ctx c;
