@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * SFrame decoding: section header, function descriptors, a one-time
- * validation of a whole section, and the lookup of the frame row that
- * applies at a PC, in an ELF section or in a JIT registry.  See sframe.h;
+ * validation of a whole section, its conversion into a table of
+ * fixed-size records, and the lookup of the frame row that applies at a
+ * PC, in an ELF section, its table or a JIT registry.  See sframe.h;
  * the ELF format is GNU binutils' SFrame, versions 1 to 3, little-endian
  * AMD64 only; the JIT registry is described in <uapi/linux/sframe.h>.
  *
@@ -357,10 +358,12 @@ struct sframe_fre {
 /*
  * Read the row at offset @pos of the frame-row sub-section, whose start
  * offset is @addr_size bytes wide.  False unless the whole row lies
- * inside the sub-section with data words of a defined width.
+ * inside the sub-section with data words of a defined width.  Inlined
+ * into the loops over rows that call it, once per row.
  */
-static bool sframe_fre_at(const struct sframe_sec *sec, u64 pos,
-			  unsigned int addr_size, struct sframe_fre *fre)
+static __always_inline bool
+sframe_fre_at(const struct sframe_sec *sec, u64 pos, unsigned int addr_size,
+	      struct sframe_fre *fre)
 {
 	const u8 *p;
 
@@ -617,6 +620,350 @@ enum sframe_find_result sframe_sec_find(const struct sframe_sec *sec,
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_sec_find);
+
+/*
+ * The caps a converted table puts on one function, which bound the
+ * search of its rows (SFRAME_TABLE_MAX_READS).
+ */
+static int sframe_table_func_ok(const struct sframe_sec *sec,
+				const struct sframe_func *fn)
+{
+	if (fn->num_fres > SFRAME_MAX_FUNC_FRES)
+		return -E2BIG;
+	if (fn->pcmask && sec->version == SFRAME_VERSION_1 &&
+	    fn->num_fres > SFRAME_MAX_MASK_FRES)
+		return -E2BIG;
+	return 0;
+}
+
+/**
+ * sframe_table_size() - bytes the converted table of a section needs
+ * @sec: a section sframe_sec_validate() accepted.
+ * @size: set to the number of bytes on success.
+ *
+ * A table takes a struct sframe_table, a start address and a struct
+ * sframe_table_func per descriptor (20 bytes) and a struct
+ * sframe_table_row per row the descriptors count (20 bytes), which
+ * validation bounds by half the frame-row sub-section.
+ *
+ * Return: 0; -E2BIG if a function has more than SFRAME_MAX_FUNC_FRES
+ * rows, or is a version 1 PCMASK function of more than
+ * SFRAME_MAX_MASK_FRES; -ENOEXEC if a descriptor does not decode.
+ */
+int sframe_table_size(const struct sframe_sec *sec, size_t *size)
+{
+	struct sframe_func fn;
+	u64 rows = 0;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < sec->num_fdes; i++) {
+		ret = sframe_sec_func(sec, i, &fn);
+		if (!ret)
+			ret = sframe_table_func_ok(sec, &fn);
+		if (ret)
+			return ret;
+		rows += fn.num_fres;
+	}
+	if (rows > sec->num_fres)
+		return -ENOEXEC;
+	*size = sizeof(struct sframe_table) +
+		(size_t)sec->num_fdes * (sizeof(unsigned long) +
+					 sizeof(struct sframe_table_func)) +
+		(size_t)rows * sizeof(struct sframe_table_row);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_size);
+
+/* Row @fre at @pos, decoded once as sframe_sec_find() would decode it. */
+static void sframe_table_add_row(const struct sframe_sec *sec,
+				 const struct sframe_func *fn, u64 pos,
+				 const struct sframe_fre *fre,
+				 struct sframe_table_row *tr)
+{
+	tr->start = fre->start;
+	if (sframe_fre_decode(sec, fn, pos, fre, &tr->row) != SFRAME_FIND_HIT)
+		tr->row = (struct sframe_row){
+			.cfa_base = SFRAME_CFA_BASE_MALFORMED,
+		};
+}
+
+/*
+ * Convert the rows of @fn, with the checks sframe_sec_rows() makes as it
+ * walks them, up to the first that fails them.  A lookup that would walk
+ * onto that row is malformed: with version 1 masks every lookup, which
+ * walks all rows; otherwise one past the last good row, or any if the
+ * first is bad.
+ */
+static void sframe_table_add_rows(const struct sframe_sec *sec,
+				  const struct sframe_func *fn,
+				  struct sframe_table *t,
+				  struct sframe_table_func *tf)
+{
+	unsigned int addr_size = 1U << fn->fre_type;
+	u32 limit = tf->flags & SFRAME_TF_MODULO ? fn->rep_size : fn->size;
+	struct sframe_table_row *rows = t->rows + t->nr_rows;
+	u64 pos = fn->fre_off;
+	struct sframe_fre fre;
+	u32 r, prev = 0;
+
+	for (r = 0; r < fn->num_fres; r++) {
+		if (!sframe_fre_at(sec, pos, addr_size, &fre) ||
+		    (r && fre.start <= prev) || fre.start >= limit)
+			break;
+		sframe_table_add_row(sec, fn, pos, &fre, &rows[r]);
+		prev = fre.start;
+		pos += fre.len;
+	}
+	tf->nr = r;
+	t->nr_rows += r;
+	if (r == fn->num_fres)
+		return;
+	if (!r || (tf->flags & SFRAME_TF_MASK))
+		tf->flags = SFRAME_TF_MALFORMED;
+	else
+		tf->flags |= SFRAME_TF_TAIL_BAD;
+}
+
+/* Convert descriptor @i and its rows. */
+static int sframe_table_add_func(const struct sframe_sec *sec,
+				 struct sframe_table *t, u32 i)
+{
+	struct sframe_table_func *tf = &t->funcs[i];
+	struct sframe_func fn;
+	unsigned long end;
+	int ret;
+
+	ret = sframe_sec_func(sec, i, &fn);
+	if (ret)
+		return ret;
+	/* Validation checked both; the search relies on them. */
+	if (check_add_overflow(fn.start, (unsigned long)fn.size, &end) ||
+	    (i && fn.start < t->starts[i - 1]))
+		return -ENOEXEC;
+	t->starts[i] = fn.start;
+	*tf = (struct sframe_table_func){
+		.size = fn.size,
+		.first = t->nr_rows,
+	};
+	if (fn.fde_type > SFRAME_FDE_TYPE_FLEX) {
+		tf->flags = SFRAME_TF_BAD_TYPE;
+		return 0;
+	}
+	if (!fn.num_fres && sec->version == SFRAME_VERSION_3 &&
+	    fn.fde_type == SFRAME_FDE_TYPE_DEFAULT) {
+		tf->flags = SFRAME_TF_OUTERMOST;
+		return 0;
+	}
+	if (fn.pcmask && sec->version == SFRAME_VERSION_1) {
+		tf->flags = SFRAME_TF_MASK;
+	} else if (fn.pcmask) {
+		/* sframe_sec_func() refused a zero repeat size. */
+		if (!fn.rep_size)
+			return -ENOEXEC;
+		tf->flags = SFRAME_TF_MODULO;
+		tf->rep_size = fn.rep_size;
+	}
+	sframe_table_add_rows(sec, &fn, t, tf);
+	return 0;
+}
+
+/**
+ * sframe_table_build() - convert a section for bounded lookups
+ * @sec: a section sframe_sec_validate() accepted.
+ * @t: the table, at the start of a buffer of @size bytes.
+ * @size: at least what sframe_table_size() gave.
+ *
+ * Decodes every descriptor and row once into the records of struct
+ * sframe_table, which point into the buffer: after this, lookups read
+ * neither @sec nor its bytes.  Runs where it may take its time (it walks
+ * every row), never in NMI context.
+ *
+ * Return: 0; -E2BIG for a function over the caps of sframe_table_size();
+ * -EINVAL if @size is too small; -ENOEXEC for a section that does not
+ * validate.
+ */
+int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
+		       size_t size)
+{
+	size_t need;
+	u32 i;
+	int ret;
+
+	ret = sframe_table_size(sec, &need);
+	if (ret)
+		return ret;
+	if (size < need)
+		return -EINVAL;
+	t->nr_funcs = sec->num_fdes;
+	t->nr_rows = 0;
+	t->starts = (unsigned long *)(t + 1);
+	t->funcs = (struct sframe_table_func *)(t->starts + t->nr_funcs);
+	t->rows = (struct sframe_table_row *)(t->funcs + t->nr_funcs);
+	for (i = 0; i < sec->num_fdes; i++) {
+		ret = sframe_table_add_func(sec, t, i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_build);
+
+/* How many functions start at or below @pc: at most log2(n) + 1 probes. */
+static __always_inline u32
+sframe_table_funcs_below(const struct sframe_table *t, unsigned long pc,
+			 u32 *reads)
+{
+	u32 lo = 0, hi = t->nr_funcs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		++*reads;
+		if (t->starts[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How many of the @nr sorted rows start at or below @target; as above. */
+static __always_inline u32
+sframe_table_rows_below(const struct sframe_table_row *rows, u32 nr,
+			u32 target, u32 *reads)
+{
+	u32 lo = 0, hi = nr, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		++*reads;
+		if (rows[mid].start <= target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Version 1 masks: one past the last row all of whose bits @off has. */
+static __always_inline u32
+sframe_table_mask_match(const struct sframe_table_row *rows, u32 nr, u32 off,
+			u32 *reads)
+{
+	u32 r, found = 0;
+
+	for (r = 0; r < nr; r++) {
+		++*reads;
+		if ((off & rows[r].start) == rows[r].start)
+			found = r + 1;
+	}
+	return found;
+}
+
+static __always_inline enum sframe_find_result
+sframe_table_row_get(const struct sframe_table_row *tr, struct sframe_row *row)
+{
+	if (tr->row.cfa_base == SFRAME_CFA_BASE_MALFORMED)
+		return SFRAME_FIND_MALFORMED;
+	*row = tr->row;
+	return SFRAME_FIND_HIT;
+}
+
+/* The rows of @fn: which one applies @off bytes in (0: none), or -1. */
+static __always_inline int
+sframe_table_func_row(const struct sframe_table *t,
+		      const struct sframe_table_func *fn, u32 off, u32 *reads)
+{
+	const struct sframe_table_row *rows = t->rows + fn->first;
+	u32 n;
+
+	if (fn->flags & SFRAME_TF_MASK)
+		return sframe_table_mask_match(rows, fn->nr, off, reads);
+	if (fn->flags & SFRAME_TF_MODULO)
+		off %= fn->rep_size;
+	n = sframe_table_rows_below(rows, fn->nr, off, reads);
+	/* sframe_sec_rows() would read the malformed row after the last. */
+	if (n == fn->nr && (fn->flags & SFRAME_TF_TAIL_BAD))
+		return -1;
+	return n;
+}
+
+/* The lookup, inlined into both callers so that counting costs nothing. */
+static __always_inline enum sframe_find_result
+sframe_table_lookup(const struct sframe_table *t, unsigned long pc,
+		    struct sframe_row *row, u32 *reads)
+{
+	const struct sframe_table_func *fn;
+	u32 i;
+	int n;
+
+	i = sframe_table_funcs_below(t, pc, reads);
+	if (!i)
+		return SFRAME_FIND_NONE;
+	fn = &t->funcs[i - 1];
+	++*reads;
+	/* sframe_sec_find() refuses an unknown type before the size. */
+	if (fn->flags & SFRAME_TF_BAD_TYPE)
+		return SFRAME_FIND_MALFORMED;
+	pc -= t->starts[i - 1];
+	if (pc >= fn->size)
+		return SFRAME_FIND_NONE;
+	if (fn->flags & SFRAME_TF_MALFORMED)
+		return SFRAME_FIND_MALFORMED;
+	if (fn->flags & SFRAME_TF_OUTERMOST) {
+		*row = (struct sframe_row){ .ra_undefined = true };
+		return SFRAME_FIND_HIT;
+	}
+	n = sframe_table_func_row(t, fn, pc, reads);
+	if (n < 0)
+		return SFRAME_FIND_MALFORMED;
+	if (!n)
+		return SFRAME_FIND_NONE;
+	++*reads;
+	return sframe_table_row_get(&t->rows[fn->first + n - 1], row);
+}
+
+/**
+ * sframe_table_find() - find the frame row that applies at a PC
+ * @t: a table sframe_table_build() made.
+ * @pc: the address to look up.
+ * @row: the row, on SFRAME_FIND_HIT; untouched otherwise.
+ *
+ * Gives what sframe_sec_find() gives on the section @t was built from,
+ * reading at most SFRAME_TABLE_MAX_READS of its records.  Safe in NMI
+ * context.
+ *
+ * Return: as sframe_sec_find().
+ */
+enum sframe_find_result sframe_table_find(const struct sframe_table *t,
+					  unsigned long pc,
+					  struct sframe_row *row)
+{
+	u32 reads = 0;
+
+	return sframe_table_lookup(t, pc, row, &reads);
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_find);
+
+/**
+ * sframe_table_find_reads() - sframe_table_find(), counting its work
+ * @t: a table sframe_table_build() made.
+ * @pc: the address to look up.
+ * @row: the row, on SFRAME_FIND_HIT; untouched otherwise.
+ * @reads: set to the number of function and row records read, for the
+ *	tests and benchmarks that check SFRAME_TABLE_MAX_READS.
+ *
+ * Return: as sframe_table_find().
+ */
+enum sframe_find_result sframe_table_find_reads(const struct sframe_table *t,
+						unsigned long pc,
+						struct sframe_row *row,
+						u32 *reads)
+{
+	*reads = 0;
+	return sframe_table_lookup(t, pc, row, reads);
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_find_reads);
 
 static const struct sframe_jit_fde *
 sframe_jit_fdes(const struct sframe_jit_view *v)

@@ -56,10 +56,34 @@
 #define SFRAME_DWARF_AMD64_RSP		7
 
 /*
- * Most rows one function may have, as version 3's 16-bit count allows:
- * bounds the work of a lookup, which walks a function's rows in order.
+ * Most rows one function may have, as version 3's 16-bit count allows.
+ * sframe_sec_find() walks a function's rows in order, so this bounds its
+ * work; sframe_table_size() refuses a function with more.
  */
 #define SFRAME_MAX_FUNC_FRES		0xffff
+
+/*
+ * Most rows a version 1 PCMASK function may have in a converted table.
+ * Its rows are masks, not sorted start offsets: a lookup must try every
+ * one.  ld writes two for a .plt.
+ */
+#define SFRAME_MAX_MASK_FRES		16
+
+/*
+ * Most records sframe_table_find() reads: a binary search of at most
+ * SFRAME_ELF_MAX_SIZE / SFRAME_V3_FDE_SIZE = 2^22 functions (23 probes),
+ * the function found, a binary search of its at most
+ * SFRAME_MAX_FUNC_FRES rows (16 probes; a PCMASK scan of version 1 tries
+ * at most SFRAME_MAX_MASK_FRES), and the row found.
+ */
+#define SFRAME_TABLE_MAX_READS		(23 + 1 + 16 + 1)
+
+/*
+ * Most frames one sample's walk takes (sframe_callchain_user()), whatever
+ * the depth limit: with the bound per frame of a lookup, it caps the
+ * work one sample does in NMI context.
+ */
+#define SFRAME_SAMPLE_MAX_FRAMES	512
 
 /**
  * struct sframe_sec - a parsed SFrame section header
@@ -198,6 +222,67 @@ enum sframe_find_result {
 	SFRAME_FIND_MALFORMED,
 };
 
+/* struct sframe_table_func.flags */
+#define SFRAME_TF_MODULO	0x01	/* PCMASK: rows repeat every rep_size */
+#define SFRAME_TF_MASK		0x02	/* version 1 PCMASK: rows are masks */
+#define SFRAME_TF_OUTERMOST	0x04	/* version 3, no rows: outermost */
+#define SFRAME_TF_MALFORMED	0x08	/* every lookup in it is malformed */
+#define SFRAME_TF_TAIL_BAD	0x10	/* a malformed row follows the last */
+#define SFRAME_TF_BAD_TYPE	0x20	/* malformed, up to the next function */
+
+/**
+ * struct sframe_table_func - a function of a converted ELF section
+ * @size: bytes in the function; its start is in struct sframe_table.
+ * @first: index of its first row in the table's rows.
+ * @nr: its rows in the table: those before the first malformed one.
+ * @flags: SFRAME_TF_*.
+ * @rep_size: the repeat size, with SFRAME_TF_MODULO.
+ */
+struct sframe_table_func {
+	u32 size;
+	u32 first;
+	u16 nr;
+	u8 flags;
+	u8 rep_size;
+};
+
+/* struct sframe_table_row.row.cfa_base of a row that does not decode */
+#define SFRAME_CFA_BASE_MALFORMED	0xff
+
+/**
+ * struct sframe_table_row - a frame row of a converted ELF section
+ * @start: start offset in the function (version 1 PCMASK: the mask).
+ * @row: the row, decoded; its CFA base is SFRAME_CFA_BASE_MALFORMED for
+ *	one that does not decode.
+ */
+struct sframe_table_row {
+	u32 start;
+	struct sframe_row row;
+};
+
+/**
+ * struct sframe_table - an ELF section converted for lookups
+ * @nr_funcs: functions.
+ * @nr_rows: rows, over all functions.
+ * @starts: the functions' start addresses, sorted, after this header.
+ * @funcs: the functions, in the same order, after @starts.
+ * @rows: the rows, after @funcs.
+ *
+ * sframe_table_build() converts a validated section once, at
+ * registration, into records of a fixed size with every row decoded:
+ * sframe_table_find() then binary-searches the functions and the rows of
+ * one, and reads at most SFRAME_TABLE_MAX_READS records, where
+ * sframe_sec_find() walks a function's rows one by one.  Lookups give
+ * exactly what sframe_sec_find() gives on the section.
+ */
+struct sframe_table {
+	u32 nr_funcs;
+	u32 nr_rows;
+	unsigned long *starts;
+	struct sframe_table_func *funcs;
+	struct sframe_table_row *rows;
+};
+
 /**
  * struct sframe_step - where one frame's caller state is, per its row
  * @cfa: the canonical frame address, which is the caller's stack pointer.
@@ -221,6 +306,16 @@ int sframe_sec_validate(const struct sframe_sec *sec);
 enum sframe_find_result sframe_sec_find(const struct sframe_sec *sec,
 					unsigned long pc,
 					struct sframe_row *row);
+int sframe_table_size(const struct sframe_sec *sec, size_t *size);
+int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
+		       size_t size);
+enum sframe_find_result sframe_table_find(const struct sframe_table *t,
+					  unsigned long pc,
+					  struct sframe_row *row);
+enum sframe_find_result sframe_table_find_reads(const struct sframe_table *t,
+						unsigned long pc,
+						struct sframe_row *row,
+						u32 *reads);
 enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
 					unsigned long pc,
 					struct sframe_row *row);
