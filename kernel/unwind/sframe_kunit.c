@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the SFrame row lookup, in ELF sections and in JIT
- * registries, and of the evaluation of a row.  The cases are those of
+ * KUnit tests of the SFrame row lookup, in ELF sections, in the tables
+ * converted from them and in JIT registries, of the caps on a converted
+ * table, and of the evaluation of a row.  The cases are those of
  * sframe_test_cases.h, which tools/testing/sframe also runs in userspace.
  */
 #include <kunit/test.h>
@@ -41,6 +42,25 @@ static void sframe_expect_result(struct kunit *test,
 		sframe_expect_row(test, row, want_row);
 }
 
+/* The converted table of @sec, freed with the test; NULL on -E2BIG. */
+static struct sframe_table *sframe_kunit_table(struct kunit *test,
+					       const struct sframe_sec *sec,
+					       int want)
+{
+	struct sframe_table *t;
+	size_t size;
+	int err;
+
+	err = sframe_table_size(sec, &size);
+	KUNIT_EXPECT_EQ(test, err, want);
+	if (err)
+		return NULL;
+	t = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_ASSERT_EQ(test, sframe_table_build(sec, t, size), 0);
+	return t;
+}
+
 KUNIT_ARRAY_PARAM_DESC(sframe_elf, sframe_test_elf_cases, name);
 
 static void sframe_elf_lookup_test(struct kunit *test)
@@ -48,6 +68,7 @@ static void sframe_elf_lookup_test(struct kunit *test)
 	const struct sframe_test_elf *c = test->param_value;
 	struct sframe_row row, poison;
 	enum sframe_find_result ret;
+	struct sframe_table *t;
 	struct sframe_sec sec;
 	u8 *buf;
 
@@ -63,6 +84,55 @@ static void sframe_elf_lookup_test(struct kunit *test)
 	row = poison;
 	ret = sframe_sec_find(&sec, c->pc, &row);
 	sframe_expect_result(test, ret, c->result, &row, &c->row, &poison);
+	if (sframe_sec_validate(&sec))
+		return;
+	/* A section that registers is looked up in its table: the same. */
+	t = sframe_kunit_table(test, &sec, 0);
+	row = poison;
+	ret = sframe_table_find(t, c->pc, &row);
+	sframe_expect_result(test, ret, c->result, &row, &c->row, &poison);
+}
+
+KUNIT_ARRAY_PARAM_DESC(sframe_many, sframe_test_many_cases, name);
+
+/*
+ * The caps of a converted table: a table within them gives the
+ * section's answers around its function, in at most
+ * SFRAME_TABLE_MAX_READS records.
+ */
+static void sframe_table_caps_test(struct kunit *test)
+{
+	const struct sframe_test_many *c = test->param_value;
+	unsigned long f = SFT_MANY_FUNC, n = sft_many_func_size(c);
+	const unsigned long pcs[] = {
+		f - 1, f, f + 1, f + n / 2, f + n - 2, f + n - 1, f + n,
+		f + 0x4b,
+	};
+	size_t size = sframe_test_many_size(c);
+	struct sframe_row want, got;
+	enum sframe_find_result ret;
+	struct sframe_table *t;
+	struct sframe_sec sec;
+	unsigned int i;
+	u32 reads;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sframe_test_many_fill(c, buf);
+	KUNIT_ASSERT_EQ(test, sframe_sec_init(&sec, buf, size, SFT_BASE), 0);
+	KUNIT_ASSERT_EQ(test, sframe_sec_validate(&sec), 0);
+	t = sframe_kunit_table(test, &sec, c->size);
+	if (!t)
+		return;
+	for (i = 0; i < ARRAY_SIZE(pcs); i++) {
+		memset(&want, 0x5a, sizeof(want));
+		memset(&got, 0x5a, sizeof(got));
+		ret = sframe_table_find_reads(t, pcs[i], &got, &reads);
+		KUNIT_EXPECT_EQ(test, ret, sframe_sec_find(&sec, pcs[i], &want));
+		KUNIT_EXPECT_MEMEQ(test, &got, &want, sizeof(got));
+		KUNIT_EXPECT_LE(test, reads, SFRAME_TABLE_MAX_READS);
+	}
 }
 
 KUNIT_ARRAY_PARAM_DESC(sframe_jit, sframe_test_jit_cases, name);
@@ -105,6 +175,7 @@ static void sframe_row_apply_test(struct kunit *test)
 
 static struct kunit_case sframe_kunit_cases[] = {
 	KUNIT_CASE_PARAM(sframe_elf_lookup_test, sframe_elf_gen_params),
+	KUNIT_CASE_PARAM(sframe_table_caps_test, sframe_many_gen_params),
 	KUNIT_CASE_PARAM(sframe_jit_lookup_test, sframe_jit_gen_params),
 	KUNIT_CASE_PARAM(sframe_row_apply_test, sframe_apply_gen_params),
 	{}

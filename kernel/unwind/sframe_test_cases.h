@@ -540,6 +540,18 @@ static const struct sframe_test_elf sframe_test_elf_cases[] = {
 	  .pc = 0x408000, SFT_HIT, .row = SFT_SP(8) },
 	{ "v3 flexible: four-word base section", SFT_SEC(sft_v3_flex4),
 	  .pc = 0x408000, SFT_HIT, .row = SFT_SP(16) },
+	{ "v3: a row out of order leaves the rows before it",
+	  SFT_SEC(sft_v3), .patch = { { 120, 0x01 } }, .nr_patch = 1,
+	  .pc = 0x404000, SFT_HIT, .row = SFT_SP(8) },
+	{ "v3: a row out of order makes the one before it malformed",
+	  SFT_SEC(sft_v3), .patch = { { 120, 0x01 } }, .nr_patch = 1,
+	  .pc = 0x404003, SFT_MALFORMED },
+	{ "v3: a bad first row makes the whole function malformed",
+	  SFT_SEC(sft_v3), .patch = { { 114, 0x63 } }, .nr_patch = 1,
+	  .pc = 0x404000, SFT_MALFORMED },
+	{ "v3: a bad row in one function leaves the next alone",
+	  SFT_SEC(sft_v3), .patch = { { 114, 0x63 } }, .nr_patch = 1,
+	  .pc = 0x404041, SFT_HIT, .row = SFT_SP(8) },
 
 	/* The header */
 	{ "v2: one-function base section", SFT_SEC(sft_v2_one),
@@ -677,6 +689,112 @@ static inline bool sframe_test_elf_bytes(const struct sframe_test_elf *c,
 		buf[c->patch[i].off] = c->patch[i].val;
 	}
 	return true;
+}
+
+/**
+ * struct sframe_test_many - a section of one function with many rows
+ * @name: what the case shows.
+ * @version: SFrame version, 1 or 2.
+ * @pcmask: a version 1 PCMASK function, 0x100 bytes, whose row i has the
+ *	mask i; otherwise row i starts at byte i of a function of @nr bytes.
+ * @nr: rows.
+ * @ra_off: 0: the header fixes the RA at CFA - 8; otherwise every row
+ *	has this RA offset.
+ * @size: what sframe_table_size() returns; 0 lets sframe_table_build()
+ *	convert the section.
+ *
+ * Row i has CFA = SP + 8 + 8 * i, 4-byte data words and 2-byte starts.
+ * sframe_sec_validate() accepts each of these sections: the caps on a
+ * converted table are checked apart from it.
+ */
+struct sframe_test_many {
+	const char *name;
+	u8 version;
+	bool pcmask;
+	u32 nr;
+	s32 ra_off;
+	int size;
+};
+
+/* Where the function of a struct sframe_test_many section starts. */
+#define SFT_MANY_FUNC		(SFT_BASE + 0x10000)
+
+static const struct sframe_test_many sframe_test_many_cases[] = {
+	{ "65535 rows: converted", 2, false, SFRAME_MAX_FUNC_FRES, 0, 0 },
+	{ "65536 rows: refused", 2, false, SFRAME_MAX_FUNC_FRES + 1, 0,
+	  -E2BIG },
+	{ "v1 with 65535 rows: converted", 1, false, SFRAME_MAX_FUNC_FRES, 0,
+	  0 },
+	{ "v1 PCMASK of 16 rows: converted", 1, true, SFRAME_MAX_MASK_FRES, 0,
+	  0 },
+	{ "v1 PCMASK of 17 rows: refused", 1, true, SFRAME_MAX_MASK_FRES + 1,
+	  0, -E2BIG },
+	{ "4-byte RA offsets: converted", 2, false, 4, -0x123458, 0 },
+};
+
+static inline unsigned int sft_many_row_len(const struct sframe_test_many *c)
+{
+	return 3 + (c->ra_off ? 8 : 4);
+}
+
+static inline size_t sframe_test_many_size(const struct sframe_test_many *c)
+{
+	return SFRAME_HDR_SIZE +
+	       (c->version == 1 ? SFRAME_V1_FDE_SIZE : SFRAME_V2_FDE_SIZE) +
+	       (size_t)c->nr * sft_many_row_len(c);
+}
+
+/* The function's size: one byte per row, or the PCMASK block. */
+static inline u32 sft_many_func_size(const struct sframe_test_many *c)
+{
+	return c->pcmask ? 0x100 : c->nr;
+}
+
+static inline u8 *sft_put(u8 *p, u64 v, unsigned int bytes)
+{
+	while (bytes--) {
+		*p++ = v;
+		v >>= 8;
+	}
+	return p;
+}
+
+/* Write a case's section into @buf, of sframe_test_many_size() bytes. */
+static inline void sframe_test_many_fill(const struct sframe_test_many *c,
+					 u8 *buf)
+{
+	unsigned int fde_size = c->version == 1 ? SFRAME_V1_FDE_SIZE :
+						  SFRAME_V2_FDE_SIZE;
+	unsigned int n = c->ra_off ? 2 : 1;
+	u8 *p = buf;
+	u32 i;
+
+	p = sft_put(p, SFRAME_MAGIC, 2);
+	p = sft_put(p, c->version, 1);
+	p = sft_put(p, SFRAME_F_FDE_SORTED, 1);
+	p = sft_put(p, SFRAME_ABI_AMD64_ENDIAN_LITTLE, 1);
+	p = sft_put(p, 0, 1);				/* FP not fixed */
+	p = sft_put(p, c->ra_off ? 0 : 0xf8, 1);	/* RA at CFA - 8 */
+	p = sft_put(p, 0, 1);
+	p = sft_put(p, 1, 4);				/* descriptors */
+	p = sft_put(p, c->nr, 4);			/* rows */
+	p = sft_put(p, (u64)c->nr * sft_many_row_len(c), 4);
+	p = sft_put(p, 0, 4);
+	p = sft_put(p, fde_size, 4);
+	p = sft_put(p, SFT_MANY_FUNC - SFT_BASE, 4);
+	p = sft_put(p, sft_many_func_size(c), 4);
+	p = sft_put(p, 0, 4);
+	p = sft_put(p, c->nr, 4);
+	p = sft_put(p, 1 | (c->pcmask ? 0x10 : 0), 1);	/* 2-byte starts */
+	if (c->version != 1)
+		p = sft_put(p, 0, 3);
+	for (i = 0; i < c->nr; i++) {
+		p = sft_put(p, i, 2);
+		p = sft_put(p, 0x41 | n << 1, 1);	/* SP, 4-byte words */
+		p = sft_put(p, 8 + 8 * (u64)i, 4);
+		if (c->ra_off)
+			p = sft_put(p, (u32)c->ra_off, 4);
+	}
 }
 
 /**

@@ -2,10 +2,12 @@
 /*
  * Userspace harness of the SFrame decoder: kernel/unwind/sframe.c, built
  * natively with ASan and UBSan, runs the cases of the KUnit suite
- * (kernel/unwind/sframe_test_cases.h), then lookups in randomly mutated
- * sections and registries, which must stay in bounds, end, and only hit
- * inside a function that contains the PC, and lookups racing with a
- * writer that follows the registry's seq protocol.
+ * (kernel/unwind/sframe_test_cases.h), in sections, in their converted
+ * tables (which must agree with them) and in registries, then lookups in
+ * randomly mutated sections, their tables and registries, which must
+ * stay in bounds, end, and only hit inside a function that contains the
+ * PC, and lookups racing with a writer that follows the registry's seq
+ * protocol.
  *
  *	sframe_test [-v] [-n ITERATIONS] [-s SEED]
  *
@@ -100,6 +102,77 @@ static void check_lookup(const char *suite, const char *name,
 	report(suite, name, NULL);
 }
 
+/*
+ * The converted table of @sec, malloc()ed, or NULL with *@err set: the
+ * caller frees it.
+ */
+static struct sframe_table *table_of(const struct sframe_sec *sec, int *err)
+{
+	struct sframe_table *t;
+	size_t size;
+
+	*err = sframe_table_size(sec, &size);
+	if (*err)
+		return NULL;
+	t = malloc(size);
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = sframe_table_build(sec, t, size);
+	if (*err) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * The lookup of @pc in @t must give what it gives in the section, within
+ * SFRAME_TABLE_MAX_READS records.  Returns an error message or NULL.
+ */
+static const char *table_agrees(const struct sframe_table *t,
+				const struct sframe_sec *sec, unsigned long pc)
+{
+	struct sframe_row want, got;
+	enum sframe_find_result a, b;
+	u32 reads;
+
+	memset(&want, 0x5a, sizeof(want));
+	memset(&got, 0x5a, sizeof(got));
+	a = sframe_sec_find(sec, pc, &want);
+	b = sframe_table_find_reads(t, pc, &got, &reads);
+	if (a != b)
+		return "the table's result differs from the section's";
+	if (memcmp(&got, &want, sizeof(got)) &&
+	    (b != SFRAME_FIND_HIT || !sframe_test_row_eq(&got, &want)))
+		return "the table's row differs from the section's";
+	if (reads > SFRAME_TABLE_MAX_READS)
+		return "more reads than SFRAME_TABLE_MAX_READS";
+	return NULL;
+}
+
+/* A validated case section, looked up in its converted table. */
+static void run_table_case(const struct sframe_test_elf *c,
+			   const struct sframe_sec *sec)
+{
+	struct sframe_row row, poison;
+	enum sframe_find_result ret;
+	struct sframe_table *t;
+	int err;
+
+	t = table_of(sec, &err);
+	if (!t) {
+		report("table", c->name, "not converted: %d", err);
+		return;
+	}
+	memset(&poison, 0x5a, sizeof(poison));
+	row = poison;
+	ret = sframe_table_find(t, c->pc, &row);
+	check_lookup("table", c->name, ret, c->result, &row, &c->row, &poison);
+	free(t);
+}
+
 static void run_elf_case(const struct sframe_test_elf *c)
 {
 	struct sframe_row row, poison;
@@ -125,9 +198,63 @@ static void run_elf_case(const struct sframe_test_elf *c)
 		ret = sframe_sec_find(&sec, c->pc, &row);
 		check_lookup("elf", c->name, ret, c->result, &row, &c->row,
 			     &poison);
+		if (!sframe_sec_validate(&sec))
+			run_table_case(c, &sec);
 	} else {
 		report("elf", c->name, NULL);
 	}
+	free(buf);
+}
+
+/*
+ * A section over or at the caps of a converted table: sframe_table_size()
+ * must say what the case says, and a table it allows must agree with the
+ * section around the function's edges and rows.
+ */
+static void run_many_case(const struct sframe_test_many *c)
+{
+	size_t size = sframe_test_many_size(c);
+	unsigned long f = SFT_MANY_FUNC, pcs[8];
+	u32 fsize = sft_many_func_size(c);
+	const char *msg = NULL;
+	struct sframe_table *t;
+	struct sframe_sec sec;
+	unsigned int i;
+	int err;
+	u8 *buf;
+
+	buf = malloc(size);
+	if (!buf) {
+		report("caps", c->name, "out of memory");
+		return;
+	}
+	sframe_test_many_fill(c, buf);
+	if (sframe_sec_init(&sec, buf, size, SFT_BASE) ||
+	    sframe_sec_validate(&sec)) {
+		report("caps", c->name, "the section does not validate");
+		free(buf);
+		return;
+	}
+	t = table_of(&sec, &err);
+	if (err != c->size) {
+		report("caps", c->name, "conversion %d, expected %d", err,
+		       c->size);
+	} else if (t) {
+		pcs[0] = f - 1;
+		pcs[1] = f;
+		pcs[2] = f + 1;
+		pcs[3] = f + fsize / 2;
+		pcs[4] = f + fsize - 2;
+		pcs[5] = f + fsize - 1;
+		pcs[6] = f + fsize;
+		pcs[7] = f + 0x4b;
+		for (i = 0; i < ARRAY_SIZE(pcs) && !msg; i++)
+			msg = table_agrees(t, &sec, pcs[i]);
+		report("caps", c->name, msg);
+	} else {
+		report("caps", c->name, NULL);
+	}
+	free(t);
 	free(buf);
 }
 
@@ -241,12 +368,14 @@ static bool row_sane(const struct sframe_row *row)
  */
 static void fuzz_elf(unsigned long iterations)
 {
+	unsigned long it, pc, bad = 0, bad_table = 0, tables = 0;
 	const struct sframe_test_elf *c;
 	enum sframe_find_result ret;
-	unsigned long it, pc, bad = 0;
+	struct sframe_table *t;
 	struct sframe_sec sec;
 	struct sframe_row row;
 	size_t size, i, n;
+	int err;
 	u8 *buf;
 
 	for (it = 0; it < iterations; it++) {
@@ -265,7 +394,7 @@ static void fuzz_elf(unsigned long iterations)
 			buf[i] = rng() & 1 ? rng() : (u8)rng_value();
 		}
 		if (!sframe_sec_init(&sec, buf, size, SFT_BASE)) {
-			sframe_sec_validate(&sec);
+			t = sframe_sec_validate(&sec) ? NULL : table_of(&sec, &err);
 			for (n = 0; n < 4; n++) {
 				pc = n ? SFT_BASE + rng_below(0x30000) : c->pc;
 				ret = sframe_sec_find(&sec, pc, &row);
@@ -276,7 +405,11 @@ static void fuzz_elf(unsigned long iterations)
 				     (!row_sane(&row) ||
 				      !elf_pc_in_a_function(&sec, pc))))
 					bad++;
+				if (t && table_agrees(t, &sec, pc))
+					bad_table++;
 			}
+			tables += !!t;
+			free(t);
 		}
 		free(buf);
 	}
@@ -284,6 +417,13 @@ static void fuzz_elf(unsigned long iterations)
 		report("mutation", "ELF sections", "%lu lookups went wrong", bad);
 	else
 		report("mutation", "ELF sections", NULL);
+	if (bad_table)
+		report("mutation", "ELF tables",
+		       "%lu lookups differ from the section's", bad_table);
+	else if (!tables)
+		report("mutation", "ELF tables", "none converted");
+	else
+		report("mutation", "ELF tables", NULL);
 }
 
 /* Is @pc inside a live published descriptor of the registry @v? */
@@ -563,6 +703,8 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < ARRAY_SIZE(sframe_test_elf_cases); i++)
 		run_elf_case(&sframe_test_elf_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(sframe_test_many_cases); i++)
+		run_many_case(&sframe_test_many_cases[i]);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_jit_cases); i++)
 		run_jit_case(&sframe_test_jit_cases[i]);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_apply_cases); i++)
