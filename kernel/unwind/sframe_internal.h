@@ -98,12 +98,14 @@ struct sframe_jit_reg {
  * struct sframe_elf_copy - a validated private copy of an ELF .sframe
  * @ref: one per index entry; entries of forked children share the copy.
  * @sec: the parsed header, pointing into @data.
+ * @table: the section converted for lookups (kvmalloc()ed).
  * @rcu: frees the copy after the last reader.
  * @data: the section's bytes.
  */
 struct sframe_elf_copy {
 	refcount_t ref;
 	struct sframe_sec sec;
+	struct sframe_table *table;
 	struct rcu_head rcu;
 	u8 data[];
 };

@@ -71,7 +71,8 @@ static void sframe_jit_count(const struct sframe_jit_reg *reg,
  *
  * Safe in NMI context: a JIT registry is read through the kernel's
  * mapping with the layout the kernel keeps privately, and its counters
- * are updated; an ELF section is read from the kernel's copy.
+ * are updated; an ELF section is read from the table converted from the
+ * kernel's copy.
  *
  * Return: an enum sframe_find_result.
  */
@@ -81,7 +82,7 @@ int sframe_region_find(struct sframe_region *r, unsigned long pc,
 	enum sframe_find_result res;
 
 	if (r->kind == SFRAME_REGION_ELF)
-		return sframe_sec_find(&r->elf->sec, pc, row);
+		return sframe_table_find(r->elf->table, pc, row);
 	res = sframe_jit_find(&r->jit->view, pc, row);
 	sframe_jit_count(r->jit, res);
 	return res;
