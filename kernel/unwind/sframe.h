@@ -322,4 +322,7 @@ enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
 int sframe_row_apply(const struct sframe_row *row, unsigned long sp,
 		     unsigned long fp, struct sframe_step *step);
 
+/* The walker's (sframe_user.c), beside its budget SFRAME_SAMPLE_MAX_FRAMES. */
+unsigned long sframe_budget_stops(void);
+
 #endif /* _KERNEL_UNWIND_SFRAME_H */

@@ -11,6 +11,7 @@
  * out unusable, gets one frame-pointer step, as the plain walker would
  * take.  Every step must move up the stack, so the walk ends.
  */
+#include <linux/atomic.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
@@ -19,6 +20,19 @@
 
 #include "sframe.h"
 #include "sframe_lookup.h"
+
+/* Samples whose walk used up its SFRAME_SAMPLE_MAX_FRAMES frames. */
+static atomic_long_t sframe_budget_stopped;
+
+/**
+ * sframe_budget_stops() - samples whose walk hit its budget
+ *
+ * Return: how many walks stopped at SFRAME_SAMPLE_MAX_FRAMES frames.
+ */
+unsigned long sframe_budget_stops(void)
+{
+	return atomic_long_read(&sframe_budget_stopped);
+}
 
 /* Where the walk stands: the frame being unwound. */
 struct sframe_walk {
@@ -115,8 +129,9 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w,
  * @fp: the user frame pointer.
  *
  * Safe in NMI context.  The walk stops at the outermost frame a table
- * marks, at the depth limit, at a frame neither a table nor a frame
- * record describes, or when the stack pointer would not move up.
+ * marks, at the depth limit, after SFRAME_SAMPLE_MAX_FRAMES frames
+ * (counted, see sframe_budget_stops()), at a frame neither a table nor
+ * a frame record describes, or when the stack pointer would not move up.
  *
  * Return: true if the walk was done here; false if the task registered
  * no tables, for the caller to walk frame pointers as before.
@@ -126,12 +141,18 @@ bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 {
 	struct mm_struct *mm = current->mm;
 	struct sframe_walk w = { .pc = pc, .sp = sp, .fp = fp };
+	unsigned int frames = 0;
 	bool first = true;
 
 	if (!mm || !rcu_access_pointer(mm->sframe))
 		return false;
 	rcu_read_lock();
 	while (entry->nr < entry->max_stack) {
+		/* Bounds the sample's work whatever the depth limit. */
+		if (frames++ == SFRAME_SAMPLE_MAX_FRAMES) {
+			atomic_long_inc(&sframe_budget_stopped);
+			break;
+		}
 		if (!sframe_step(mm, &w, first))
 			break;
 		first = false;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Userspace shim: the SMP barriers and the acquire load of
- * <asm/barrier.h>, which <linux/atomic.h> provides in the kernel, as C11
- * fences and atomics.
+ * <asm/barrier.h>, which <linux/atomic.h> provides in the kernel, and
+ * atomic_long_t, as C11 fences and atomics.
  */
 #ifndef _SFRAME_SHIM_LINUX_ATOMIC_H
 #define _SFRAME_SHIM_LINUX_ATOMIC_H
@@ -12,5 +12,15 @@
 
 /* A load that later loads and stores cannot pass. */
 #define smp_load_acquire(p)	__atomic_load_n(p, __ATOMIC_ACQUIRE)
+
+/* A counter that any context may increment, as the kernel's. */
+typedef struct {
+	long counter;
+} atomic_long_t;
+
+#define atomic_long_inc(v)	__atomic_fetch_add(&(v)->counter, 1,	\
+						   __ATOMIC_RELAXED)
+#define atomic_long_read(v)	__atomic_load_n(&(v)->counter,		\
+						__ATOMIC_RELAXED)
 
 #endif /* _SFRAME_SHIM_LINUX_ATOMIC_H */
