@@ -4,7 +4,11 @@
  *
  *  fp		a frame-pointer walk, the floor (stacks with frame pointers);
  *  ours	the kernel's SFrame walker, kernel/unwind/sframe_user.c and
- *		sframe.c built unchanged (uwalk.h);
+ *		sframe.c built unchanged (uwalk.h), over the sections'
+ *		converted tables, as the kernel registers them;
+ *  ours-lin	the same, with each lookup in the section itself, which
+ *		walks the function's rows, as the kernel did before it
+ *		converted sections;
  *  libsframe	the same walk with binutils' libsframe for each lookup
  *		(sframe_find_fre() on the program's .sframe);
  *  libgcc	libgcc_s's _Unwind_Backtrace() over .eh_frame;
@@ -156,6 +160,22 @@ static NOINLINE int walk_libgcc(uint64_t *pcs, int max)
 	return w.n;
 }
 
+/* The same walk as uwalk_here(), from here, looking rows up linearly. */
+static NOINLINE int walk_ours_linear(uint64_t *pcs, int max)
+{
+	uint64_t pc, sp, fp;
+	int n;
+
+	asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+		     : "=r"(pc), "=r"(sp), "=r"(fp));
+	uwalk_set_linear(true);
+	n = uwalk_regs(pc, sp, fp, pcs, max);
+	uwalk_set_linear(false);
+	/* No tail call: the walk reads this frame. */
+	asm volatile("" : "+r"(n));
+	return n;
+}
+
 static NOINLINE int walk_lu_step(uint64_t *pcs, int max)
 {
 	unw_context_t uc;
@@ -189,6 +209,7 @@ static const struct {
 	{ "fp", walk_fp, true },
 	/* Called directly, as the others: the walk starts in it. */
 	{ "ours", uwalk_here, false },
+	{ "ours-lin", walk_ours_linear, false },
 	{ "libsframe", walk_libsframe, false },
 	{ "libgcc", walk_libgcc, false },
 	{ "lu-step", walk_lu_step, false },

@@ -5,8 +5,8 @@
  * This file plays the kernel's part around kernel/unwind/sframe_user.c:
  * the per-mm index (sframe_region_lookup() and sframe_region_find() of
  * sframe_lookup.c) becomes a sorted array of the loaded objects'
- * sections, each validated once as the kernel validates a registered
- * section, and the perf callchain entry an array of PCs.
+ * sections, each validated and converted once as the kernel does with a
+ * registered section, and the perf callchain entry an array of PCs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,12 +37,14 @@
 
 /*
  * The index entries of this harness, opaque to the walker as the
- * kernel's are: one loaded object's section and text range each.
+ * kernel's are: one loaded object's section, its table and text range
+ * each.
  */
 struct sframe_region {
 	unsigned long start;
 	unsigned long end;
 	struct sframe_sec sec;
+	struct sframe_table *table;
 };
 
 /* Only its presence matters: the walker runs for an mm that has one. */
@@ -52,6 +54,7 @@ struct sframe_mm {
 
 static struct sframe_region uwalk_regions[UWALK_MAX_REGIONS];
 static unsigned int uwalk_nr;
+static bool uwalk_linear;
 static struct sframe_mm uwalk_mm_index;
 static struct mm_struct uwalk_mm;
 
@@ -93,7 +96,54 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
 		       struct sframe_row *row)
 {
-	return sframe_sec_find(&r->sec, pc, row);
+	if (uwalk_linear)
+		return sframe_sec_find(&r->sec, pc, row);
+	/* Kept for linear walks only: the kernel refused to convert it. */
+	if (!r->table)
+		return SFRAME_FIND_NONE;
+	return sframe_table_find(r->table, pc, row);
+}
+
+/*
+ * Register a section for [start, end) as sframe_elf.c does:
+ * validated, then converted; the table is never freed.  With
+ * @keep_refused, a section that validates but is refused conversion
+ * (-E2BIG) stays, without a table, for linear walks.
+ */
+static int uwalk_register(const void *data, size_t size, unsigned long base,
+			  unsigned long start, unsigned long end,
+			  bool keep_refused)
+{
+	struct sframe_region *r;
+	size_t tsize;
+	int ret;
+
+	if (uwalk_nr == UWALK_MAX_REGIONS)
+		return -ENOSPC;
+	r = &uwalk_regions[uwalk_nr];
+	ret = sframe_sec_init(&r->sec, data, size, base);
+	if (!ret)
+		ret = sframe_sec_validate(&r->sec);
+	if (ret)
+		return ret;
+	r->table = NULL;
+	ret = sframe_table_size(&r->sec, &tsize);
+	if (!ret) {
+		r->table = malloc(tsize);
+		if (!r->table)
+			return -ENOMEM;
+		ret = sframe_table_build(&r->sec, r->table, tsize);
+	}
+	if (ret) {
+		free(r->table);
+		r->table = NULL;
+		if (!keep_refused || ret != -E2BIG)
+			return ret;
+	}
+	r->start = start;
+	r->end = end;
+	uwalk_nr++;
+	return ret;
 }
 
 /* The object's executable segments, and its SFrame section. */
@@ -102,8 +152,6 @@ static int uwalk_add_object(struct dl_phdr_info *info, size_t size,
 {
 	const ElfW(Phdr) *sf = NULL;
 	unsigned long start = ULONG_MAX, end = 0, a;
-	struct sframe_region *r;
-	struct sframe_sec *sec;
 	int i;
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
@@ -119,17 +167,10 @@ static int uwalk_add_object(struct dl_phdr_info *info, size_t size,
 		if (a + ph->p_memsz > end)
 			end = a + ph->p_memsz;
 	}
-	if (!sf || start >= end || uwalk_nr == UWALK_MAX_REGIONS)
+	if (!sf || start >= end)
 		return 0;
-	r = &uwalk_regions[uwalk_nr];
-	sec = &r->sec;
 	a = info->dlpi_addr + sf->p_vaddr;
-	if (sframe_sec_init(sec, (const void *)a, sf->p_filesz, a) ||
-	    sframe_sec_validate(sec))
-		return 0;
-	r->start = start;
-	r->end = end;
-	uwalk_nr++;
+	uwalk_register((const void *)a, sf->p_filesz, a, start, end, false);
 	return 0;
 }
 
@@ -140,20 +181,55 @@ static int uwalk_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-int uwalk_init(void)
+/* Sort the regions for sframe_region_lookup(); false if two overlap. */
+static bool uwalk_sort(void)
 {
 	unsigned int i;
 
-	uwalk_nr = 0;
-	dl_iterate_phdr(uwalk_add_object, NULL);
-	/* The elf pointers go along: each region points at its own copy. */
+	/* Each region holds its section and table pointer: they move along. */
 	qsort(uwalk_regions, uwalk_nr, sizeof(uwalk_regions[0]), uwalk_cmp);
 	for (i = 1; i < uwalk_nr; i++)
 		if (uwalk_regions[i].start < uwalk_regions[i - 1].end)
-			return -EINVAL;
+			return false;
+	return true;
+}
+
+int uwalk_init(void)
+{
+	int ret;
+
+	uwalk_nr = 0;
+	dl_iterate_phdr(uwalk_add_object, NULL);
+	if (!uwalk_sort())
+		return -EINVAL;
 	uwalk_mm.sframe = &uwalk_mm_index;
-	i = uwalk_thread_init();
-	return i ? (int)i : (int)uwalk_nr;
+	ret = uwalk_thread_init();
+	return ret ? ret : (int)uwalk_nr;
+}
+
+int uwalk_add_section(const void *data, size_t size, uint64_t base,
+		      uint64_t start, uint64_t end)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < uwalk_nr; i++)
+		if (start < uwalk_regions[i].end && uwalk_regions[i].start < end)
+			return -EEXIST;
+	ret = uwalk_register(data, size, base, start, end, true);
+	if (!ret || ret == -E2BIG)
+		uwalk_sort();
+	return ret;
+}
+
+void uwalk_set_linear(bool linear)
+{
+	uwalk_linear = linear;
+}
+
+unsigned long uwalk_budget_stops(void)
+{
+	return sframe_budget_stops();
 }
 
 int uwalk_thread_init(void)

@@ -6,7 +6,8 @@
  * decoder) are built unchanged against the shims in uwalk/ and beside
  * this file; uwalk.c stands in for the kernel's per-mm index with the
  * PT_GNU_SFRAME sections of the loaded objects, as binfmt_elf and
- * sframe_register(2) would have registered them.
+ * sframe_register(2) would have registered them (validated and converted
+ * into tables), and sections the caller adds.
  *
  * For the cross-checks against libunwind and glibc (crosscheck_stacks.c)
  * and for benchmarks:
@@ -90,6 +91,45 @@ int uwalk_regs(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t *pcs,
  * steps by the table, not by the frame-pointer fallback.
  */
 bool uwalk_covered(uint64_t pc, bool first);
+
+/**
+ * uwalk_add_section() - register a section of the caller's, as the kernel
+ *	registers one for SFRAME_REGISTER_ELF
+ * @data: the section's bytes, kept by the caller for as long as walks run.
+ * @size: bytes at @data.
+ * @base: the address function starts are relative to.
+ * @start: the code range's start; nothing need be mapped there.
+ * @end: its end.
+ *
+ * For synthetic tables: hostile ones for the benchmarks of the bound on
+ * a sample's work (nmi_bench.c), and the walk's own tests.  A section
+ * the kernel would refuse for the caps of its table (-E2BIG) but that
+ * validates, which the kernel registered before it had them, stays
+ * registered for uwalk_set_linear(true) walks only: walks by the tables
+ * do not see it.
+ *
+ * Return: 0; -EEXIST if the range overlaps a registered one; -ENOSPC;
+ * or the errno the kernel's validation and conversion return.
+ */
+int uwalk_add_section(const void *data, size_t size, uint64_t base,
+		      uint64_t start, uint64_t end);
+
+/**
+ * uwalk_set_linear() - look PCs up in the sections, not their tables
+ * @linear: true for sframe_sec_find(), which walks a function's rows as
+ *	the kernel did before converting sections into tables; false (the
+ *	default) for sframe_table_find().
+ *
+ * For the benchmarks that compare the two.  Not thread-safe.
+ */
+void uwalk_set_linear(bool linear);
+
+/**
+ * uwalk_budget_stops() - walks stopped by SFRAME_SAMPLE_MAX_FRAMES
+ *
+ * Return: the walker's count, since the process started.
+ */
+unsigned long uwalk_budget_stops(void);
 
 /**
  * uwalk_objects() - what uwalk_init() indexed
