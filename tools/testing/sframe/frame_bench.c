@@ -40,6 +40,7 @@
 #include <libunwind.h>
 #include <sframe-api.h>
 
+#include "bench_time.h"
 #include "frame_stack.h"
 #include "uwalk.h"
 
@@ -230,14 +231,6 @@ struct cell {
 	bool failed;
 };
 
-static double thread_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 /*
  * Same stack: every walker sees the recursion's return address DEPTH
  * times.  Inlined into measure(), to walk from where the timed walks do.
@@ -294,19 +287,6 @@ static long measure(void *arg)
 		}
 	}
 	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static void print_cell(struct cell *c)

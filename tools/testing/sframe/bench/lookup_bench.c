@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_time.h"
 #include "sframe.h"
 #include <uapi/linux/sframe.h>
 
@@ -499,31 +500,6 @@ static u32 run_lookups(const struct table *t, enum kind k, enum order o,
 	return hits;
 }
 
-/*
- * CPU time of this thread: on a shared machine, time spent descheduled
- * is not the lookup's.
- */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static void print_usage(void)
 {
 	fprintf(stderr, "usage: lookup_bench [-r RUNS] [-l LOOKUPS] [-s SEED] [-c] N...\n");
@@ -594,12 +570,12 @@ static int timed(struct table *tabs, int nr_tabs, int runs, u32 lookups)
 		for (i = 0; i < nr_tabs; i++)
 			for (k = 0; k < NR_KINDS; k++)
 				for (o = 0; o < NR_ORDERS; o++) {
-					t0 = now_ns();
+					t0 = thread_ns();
 					if (run_lookups(&tabs[i], k, o, lookups) !=
 					    lookups)
 						bad++;
 					samples[r][k][o][i] =
-						(now_ns() - t0) / lookups;
+						(thread_ns() - t0) / lookups;
 				}
 	for (i = 0; i < nr_tabs; i++)
 		for (k = 0; k < NR_KINDS; k++)
