@@ -421,6 +421,65 @@ static bool ref_hit_somewhere(const struct ref_sec *r, unsigned long pc,
 	return false;
 }
 
+/*
+ * The caps of a converted table (sframe.h), written from their
+ * description: rows per function, and masks per version 1 PCMASK one.
+ */
+static int ref_table_caps(const struct ref_sec *r)
+{
+	struct ref_fn f;
+	u32 i;
+
+	for (i = 0; i < r->num_fdes; i++) {
+		if (ref_func(r, i, &f))
+			return -ENOEXEC;
+		if (f.num_fres > 0xffff ||
+		    (r->version == 1 && f.pcmask && f.num_fres > 16))
+			return -E2BIG;
+	}
+	return 0;
+}
+
+/* The table of the section being checked, if it converts; else NULL. */
+static struct sframe_table *table;
+
+/* Largest number of records one lookup in @t may read. */
+static u32 table_max_reads(const struct sframe_table *t)
+{
+	u32 bits = 0, n = t->nr_funcs;
+
+	while (n) {
+		bits++;
+		n >>= 1;
+	}
+	/* log2(n) + 1 probes each way, the function found, the row */
+	return bits + 1 + 16 + 1;
+}
+
+/* The table's answer must be the section's, within its bound. */
+static void check_table(unsigned long pc, int got, const struct sframe_row *row)
+{
+	char rs[FZ_ROW_STR_LEN], ts[FZ_ROW_STR_LEN];
+	struct sframe_row trow;
+	int tgot;
+	u32 reads;
+
+	if (!table)
+		return;
+	memset(&trow, 0xa5, sizeof(trow));
+	tgot = sframe_table_find_reads(table, pc, &trow, &reads);
+	FUZZ_CHECK(tgot == got, "pc %#lx: table %s, section %s", pc,
+		   fz_result(tgot), fz_result(got));
+	FUZZ_CHECK(!memcmp(&trow, row, sizeof(trow)),
+		   "pc %#lx: table row %s, section %s", pc,
+		   fz_row_str(&trow, ts, sizeof(ts)),
+		   fz_row_str(row, rs, sizeof(rs)));
+	FUZZ_CHECK(reads <= table_max_reads(table) &&
+		   reads <= SFRAME_TABLE_MAX_READS,
+		   "pc %#lx: %u records read in a table of %u functions", pc,
+		   reads, table->nr_funcs);
+}
+
 static bool row_sane(const struct sframe_row *row)
 {
 	if (row->ra_undefined)
@@ -449,6 +508,7 @@ static void check_lookup(const struct sframe_sec *sec, const struct ref_sec *r,
 	FUZZ_CHECK(got == SFRAME_FIND_HIT || got == SFRAME_FIND_NONE ||
 		   got == SFRAME_FIND_MALFORMED,
 		   "pc %#lx: %s from an ELF section", pc, fz_result(got));
+	check_table(pc, got, &row);
 	if (got != SFRAME_FIND_HIT) {
 		FUZZ_CHECK(!memcmp(&row, &poison, sizeof(row)),
 			   "pc %#lx: row written on %s", pc, fz_result(got));
@@ -522,6 +582,30 @@ static void check_pcs_of(const struct sframe_sec *sec, const struct ref_sec *r,
 	}
 }
 
+/*
+ * Convert a section that validated, as registration does: refused
+ * exactly where the caps say.  Returns the table, or NULL.
+ */
+static struct sframe_table *convert(const struct sframe_sec *sec,
+				    const struct ref_sec *r)
+{
+	struct sframe_table *t;
+	size_t size;
+	int got, exp;
+
+	got = sframe_table_size(sec, &size);
+	exp = ref_table_caps(r);
+	FUZZ_CHECK(got == exp, "table size %d, reference caps %d", got, exp);
+	if (got)
+		return NULL;
+	t = malloc(size);
+	if (!t)
+		return NULL;
+	got = sframe_table_build(sec, t, size);
+	FUZZ_CHECK(!got, "table build %d after its size", got);
+	return t;
+}
+
 static void check_section(const u8 *buf, size_t size, unsigned long base)
 {
 	struct sframe_sec sec;
@@ -547,6 +631,8 @@ static void check_section(const u8 *buf, size_t size, unsigned long base)
 	got = sframe_sec_validate(&sec);
 	exp = ref_validate(&r);
 	FUZZ_CHECK(got == exp, "validate %d, reference %d", got, exp);
+	if (!got)
+		table = convert(&sec, &r);
 
 	sorted = ref_sorted(&r);
 	for (i = 0; i < sec.num_fdes && i < FZ_MAX_FUNCS; i++)
@@ -554,6 +640,8 @@ static void check_section(const u8 *buf, size_t size, unsigned long base)
 	check_lookup(&sec, &r, sorted, 0);
 	check_lookup(&sec, &r, sorted, ULONG_MAX);
 	check_lookup(&sec, &r, sorted, base);
+	free(table);
+	table = NULL;
 }
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size);

@@ -5,7 +5,9 @@
  * synthetic stack and synthetic registers.
  *
  * The input describes (see the seeds' generator, gen_corpus.c):
- *	u8 depth limit; u8 flags (bit 0: the task registered nothing);
+ *	u8 depth limit; u8 flags (bit 0: the task registered nothing;
+ *	    bit 1: the depth limit is that many frames past the budget
+ *	    SFRAME_SAMPLE_MAX_FRAMES, not below 64);
  *	the registers pc, sp, fp, as words (below);
  *	u8 number of regions (up to 4), each: u8 kind, then an ELF section
  *	    (u16 text length, s32 section address from the text start,
@@ -20,7 +22,8 @@
  * Region r's text starts at TEXT(r); the stack sits below STACK_TOP.
  *
  * The shims give the walker an index of these regions (looked up as
- * sframe_register.c does, through the decoder), a nofault accessor over
+ * sframe_register.c does, through the decoder: ELF sections in their
+ * converted tables, which the reference does not use), a nofault accessor over
  * the stack image that fails outside it and poisons its destination when
  * it does, and RCU as a nesting count.  The callchain must be exactly
  * that of a reference walk written here from the walker's documented
@@ -30,6 +33,9 @@
  * arithmetic; sframe_row_apply() must agree with that arithmetic.  Every
  * read must be an aligned word, at most a bounded number of them per
  * frame, RCU balanced, and nothing returned when nothing is registered.
+ * The bound of one sample's work holds: at most SFRAME_SAMPLE_MAX_FRAMES
+ * frames, the walk stopped there being counted, and at most
+ * SFRAME_TABLE_MAX_READS table records per lookup.
  */
 #include <limits.h>
 
@@ -43,7 +49,9 @@
 
 #define MAX_REGIONS	4
 #define MAX_DEPTH	64
-#define MAX_WORDS	512
+/* Flags bit 1 asks for a depth limit past the budget, up to this. */
+#define MAX_DEEP	(SFRAME_SAMPLE_MAX_FRAMES + 256)
+#define MAX_WORDS	1024
 #define MAX_JIT_FUNCS	8
 #define TEXT(r)		(0x400000UL + (unsigned long)(r) * 0x100000UL)
 #define STACK_TOP	0x7ffd00000000UL
@@ -53,6 +61,7 @@ struct sframe_region {
 	unsigned long start, end;
 	bool jit;
 	struct sframe_sec sec;
+	struct sframe_table *table;
 	struct sframe_jit_view view;
 	void *buf;
 };
@@ -74,6 +83,8 @@ static struct {
 	unsigned long stack_lo;
 	size_t nr_words;
 	unsigned long reads;
+	unsigned long finds;		/* table lookups */
+	unsigned long table_reads;	/* their records read */
 } g;
 
 void sframe_fuzz_rcu_misuse(const char *what)
@@ -121,21 +132,36 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 	return find_region(addr);
 }
 
+/*
+ * As sframe_register.c: an ELF section is looked up in its converted
+ * table, whose work is counted against SFRAME_TABLE_MAX_READS.
+ */
+int sframe_region_find(struct sframe_region *r, unsigned long pc,
+		       struct sframe_row *row)
+{
+	int ret;
+	u32 n;
+
+	FUZZ_CHECK(sframe_fuzz_rcu_depth > 0, "region used outside RCU");
+	FUZZ_CHECK(pc >= r->start && pc < r->end,
+		   "pc %#lx looked up in [%#lx, %#lx)", pc, r->start, r->end);
+	if (r->jit)
+		return sframe_jit_find(&r->view, pc, row);
+	ret = sframe_table_find_reads(r->table, pc, row, &n);
+	FUZZ_CHECK(n <= SFRAME_TABLE_MAX_READS, "pc %#lx: %u records read",
+		   pc, n);
+	g.finds++;
+	g.table_reads += n;
+	return ret;
+}
+
+/* The reference's oracle: an ELF section looked up in the section. */
 static int region_find(struct sframe_region *r, unsigned long pc,
 		       struct sframe_row *row)
 {
 	if (r->jit)
 		return sframe_jit_find(&r->view, pc, row);
 	return sframe_sec_find(&r->sec, pc, row);
-}
-
-int sframe_region_find(struct sframe_region *r, unsigned long pc,
-		       struct sframe_row *row)
-{
-	FUZZ_CHECK(sframe_fuzz_rcu_depth > 0, "region used outside RCU");
-	FUZZ_CHECK(pc >= r->start && pc < r->end,
-		   "pc %#lx looked up in [%#lx, %#lx)", pc, r->start, r->end);
-	return region_find(r, pc, row);
 }
 
 /* ---- The input ---- */
@@ -163,7 +189,7 @@ static void add_elf(struct fuzz_in *in, struct sframe_region *r)
 {
 	u32 text_len = 1 + fin_u16(in);
 	s32 rel = fin_u32(in);
-	size_t len = fin_u16(in);
+	size_t len = fin_u16(in), tsize;
 
 	if (len > in->left)
 		len = in->left;
@@ -174,10 +200,19 @@ static void add_elf(struct fuzz_in *in, struct sframe_region *r)
 	in->p += len;
 	in->left -= len;
 	r->end = r->start + text_len;
-	/* Registered only if the kernel would accept it. */
+	/* Registered only if the kernel would accept it, and converted. */
 	if (sframe_sec_init(&r->sec, r->buf, len, r->start + rel) ||
-	    sframe_sec_validate(&r->sec))
+	    sframe_sec_validate(&r->sec) ||
+	    sframe_table_size(&r->sec, &tsize))
 		return;
+	r->table = malloc(tsize);
+	if (!r->table)
+		return;
+	if (sframe_table_build(&r->sec, r->table, tsize)) {
+		free(r->table);
+		r->table = NULL;
+		return;
+	}
 	g.nr_regions++;
 }
 
@@ -369,14 +404,22 @@ static bool ref_fp_step(struct ref_regs *w)
 	return w->sp > old_sp;
 }
 
-static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips)
+/* The walk; *@budget_hit if it ended at SFRAME_SAMPLE_MAX_FRAMES. */
+static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips, bool *budget_hit)
 {
 	u32 n = 1;
 	int ret;
 
 	ips[0] = w.pc;
+	*budget_hit = false;
 	for (; n < max; n++) {
 		unsigned long old_sp = w.sp;
+
+		/* The frames taken so far are n - 1. */
+		if (n - 1 == SFRAME_SAMPLE_MAX_FRAMES) {
+			*budget_hit = true;
+			break;
+		}
 
 		ret = ref_row_step(&w, n == 1 ? w.pc : w.pc - 1);
 		if (!ret)
@@ -395,12 +438,13 @@ static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips)
 
 static void walk(struct ref_regs regs, u32 max, bool registered)
 {
-	u64 buf[1 + MAX_DEPTH] = {};
+	u64 buf[1 + MAX_DEEP] = {};
 	struct perf_callchain_entry *chain = (void *)buf;
 	struct perf_callchain_entry_ctx ctx = { .entry = chain,
 						.max_stack = max };
-	u64 want[MAX_DEPTH];
-	bool done;
+	unsigned long stops = sframe_budget_stops();
+	u64 want[MAX_DEEP];
+	bool done, budget_hit;
 	u32 n, i;
 
 	g.mm.sframe = registered ? &g.smm : NULL;
@@ -419,11 +463,21 @@ static void walk(struct ref_regs regs, u32 max, bool registered)
 	/* A row step reads two words, a frame-pointer fallback two more. */
 	FUZZ_CHECK(g.reads <= 4UL * max, "%lu reads for %u frames", g.reads,
 		   ctx.nr);
+	/* The bound of sframe.h on a sample: frames, and records per frame. */
+	FUZZ_CHECK(ctx.nr <= SFRAME_SAMPLE_MAX_FRAMES + 1,
+		   "%u frames past the budget", ctx.nr);
+	FUZZ_CHECK(g.finds <= ctx.nr &&
+		   g.table_reads <= g.finds * SFRAME_TABLE_MAX_READS,
+		   "%lu table lookups reading %lu records for %u frames",
+		   g.finds, g.table_reads, ctx.nr);
 	if (!registered) {
 		FUZZ_CHECK(ctx.nr == 1 && !g.reads, "walked without tables");
 		return;
 	}
-	n = ref_walk(regs, max, want);
+	n = ref_walk(regs, max, want, &budget_hit);
+	FUZZ_CHECK(sframe_budget_stops() == stops + budget_hit,
+		   "budget stops %lu, then %lu; the reference hit it: %d",
+		   stops, sframe_budget_stops(), budget_hit);
 	if (getenv("SFRAME_FUZZ_VERBOSE")) {
 		for (i = 0; i < ctx.nr; i++)
 			fprintf(stderr, "frame %u: %#llx\n", i,
@@ -443,8 +497,11 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size);
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
-	u32 max = 1 + fin_u8(&in) % MAX_DEPTH;
-	bool registered = !(fin_u8(&in) & 1);
+	u8 depth = fin_u8(&in), flags = fin_u8(&in);
+	/* Past the budget, or within perf's usual limits. */
+	u32 max = flags & 2 ? SFRAME_SAMPLE_MAX_FRAMES + 1 + depth :
+			      1 + depth % MAX_DEPTH;
+	bool registered = !(flags & 1);
 	struct ref_regs regs;
 	unsigned int i;
 
@@ -455,8 +512,10 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	read_regions(&in);
 	if (read_stack(&in))
 		walk(regs, max, registered);
-	for (i = 0; i < g.nr_regions; i++)
+	for (i = 0; i < g.nr_regions; i++) {
 		free(g.regions[i].buf);
+		free(g.regions[i].table);
+	}
 	free(g.stack);
 	return 0;
 }

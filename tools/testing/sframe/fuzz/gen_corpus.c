@@ -16,7 +16,8 @@
 #include "sframe_test_cases.h"
 
 #define STACK_TOP	0x7ffd00000000UL
-#define STACK_WIN	(STACK_TOP - 512 * 8 - 64)
+/* The window of fuzz_walk.c's stack words: MAX_WORDS there is 1024. */
+#define STACK_WIN	(STACK_TOP - 1024 * 8 - 64)
 #define WALK_TEXT(r)	(0x400000UL + (unsigned long)(r) * 0x100000UL)
 
 static const char *outdir;
@@ -303,6 +304,17 @@ static void gen_walk_jit(void)
 	emit("fuzz_walk", "unregistered", b.b, b.n);
 }
 
+/* One region, the version 2 test section at the first region's text. */
+static void w_sft_v2(struct buf *b)
+{
+	put(b, 1, 1);
+	put(b, 0, 1);		/* ELF */
+	put(b, 0xffff, 2);
+	put(b, SFT_BASE - WALK_TEXT(0), 4);
+	put(b, sizeof(sft_v2), 2);
+	put_bytes(b, sft_v2, sizeof(sft_v2));
+}
+
 /*
  * The version 2 test section at the first region: a frame of f0 after
  * its push, a PLT-like stub of f1, f0 again, then a zero return address.
@@ -317,12 +329,7 @@ static void gen_walk_elf(void)
 	w_text(&b, 0, 0x2001);	/* pc: f0 + 1, CFA = SP + 16 */
 	w_stack(&b, lo);
 	w_small(&b, 0);
-	put(&b, 1, 1);
-	put(&b, 0, 1);		/* ELF */
-	put(&b, 0xffff, 2);
-	put(&b, SFT_BASE - WALK_TEXT(0), 4);
-	put(&b, sizeof(sft_v2), 2);
-	put_bytes(&b, sft_v2, sizeof(sft_v2));
+	w_sft_v2(&b);
 	put(&b, 8, 2);
 	w_stack(&b, lo + 32);		/* saved FP */
 	w_text(&b, 0, 0x2408);		/* into f1: CFA = SP + 8 */
@@ -333,6 +340,29 @@ static void gen_walk_elf(void)
 	w_small(&b, 6);
 	w_small(&b, 7);
 	emit("fuzz_walk", "elf-frames", b.b, b.n);
+}
+
+/*
+ * A stack deeper than the budget of a sample, under a depth limit past
+ * it: 700 frames of the version 2 test section's PLT-like f1, each
+ * CFA = SP + 8.  The walk stops at SFRAME_SAMPLE_MAX_FRAMES, counted.
+ */
+static void gen_walk_budget(void)
+{
+	unsigned long lo = STACK_TOP - 700 * 8;
+	struct buf b = {};
+	unsigned int i;
+
+	put(&b, 100, 1);	/* depth: the budget + 101 */
+	put(&b, 2, 1);		/* registered, past the budget */
+	w_text(&b, 0, 0x2408);	/* pc: f1 + 8 */
+	w_stack(&b, lo);
+	w_small(&b, 0);
+	w_sft_v2(&b);
+	put(&b, 700, 2);
+	for (i = 0; i < 700; i++)
+		w_text(&b, 0, 0x2409);	/* returns into f1 + 8 */
+	emit("fuzz_walk", "elf-budget", b.b, b.n);
 }
 
 /* No table covers the PC: frame records only. */
@@ -376,6 +406,7 @@ int main(int argc, char **argv)
 	gen_jit_raw(7, "raw-registry-rewriting");
 	gen_walk_jit();
 	gen_walk_elf();
+	gen_walk_budget();
 	gen_walk_fp();
 	return 0;
 }
