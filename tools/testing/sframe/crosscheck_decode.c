@@ -14,7 +14,8 @@
  *  - have the same descriptors (start, size, row count, row start width,
  *    PCMASK, repeat size) and, in each, the same rows (start offset, CFA
  *    base and offset, RA offset, FP saved and its offset);
- *  - give, in sframe_sec_find() and in libsframe's sframe_find_fre(),
+ *  - give, in sframe_table_find() (the section converted as the kernel
+ *    converts it) and in libsframe's sframe_find_fre(),
  *    the row the table says applies: at every row's first byte, at the
  *    byte before it, and at RANDOM random PCs around the text.
  *

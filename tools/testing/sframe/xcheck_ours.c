@@ -3,7 +3,8 @@
  * The kernel's side of the libsframe cross-check: kernel/unwind/sframe.c,
  * included unchanged so that each row can be read back with the very
  * helpers a lookup uses (sframe_fre_at(), sframe_fre_decode()), and
- * lookups go through the public sframe_sec_find().
+ * lookups go through the public sframe_table_find(), in the table the
+ * section is converted into as the kernel converts it at registration.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 
 struct xc_ours {
 	struct sframe_sec sec;
+	struct sframe_table *table;
 };
 
 /**
@@ -22,13 +24,14 @@ struct xc_ours {
  * @size: bytes at @data.
  * @base: the address the section is loaded at.
  *
- * Return: 0, or the negative errno of sframe_sec_init() or
- * sframe_sec_validate().
+ * Return: 0, or the negative errno of sframe_sec_init(),
+ * sframe_sec_validate() or the conversion into a table.
  */
 int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
 		 uint64_t base)
 {
 	struct xc_ours *n = calloc(1, sizeof(*n));
+	size_t tsize;
 	int ret;
 
 	if (!n)
@@ -36,7 +39,15 @@ int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
 	ret = sframe_sec_init(&n->sec, data, size, base);
 	if (!ret)
 		ret = sframe_sec_validate(&n->sec);
+	if (!ret)
+		ret = sframe_table_size(&n->sec, &tsize);
+	if (!ret) {
+		n->table = malloc(tsize);
+		ret = n->table ? sframe_table_build(&n->sec, n->table, tsize) :
+				 -ENOMEM;
+	}
 	if (ret) {
+		free(n->table);
 		free(n);
 		return ret;
 	}
@@ -50,6 +61,7 @@ int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
  */
 void xc_ours_close(struct xc_ours *o)
 {
+	free(o->table);
 	free(o);
 }
 
@@ -146,7 +158,7 @@ int xc_ours_row(const struct xc_ours *o, uint32_t i, uint32_t r,
 }
 
 /**
- * xc_ours_find() - the row that applies at a PC, by sframe_sec_find()
+ * xc_ours_find() - the row that applies at a PC, by sframe_table_find()
  * @o: the handle.
  * @pc: the address.
  * @row: filled in on a hit, with @row->start set to UINT32_MAX.
@@ -157,7 +169,7 @@ int xc_ours_find(const struct xc_ours *o, uint64_t pc, struct xc_row *row)
 {
 	struct sframe_row sr;
 
-	switch (sframe_sec_find(&o->sec, pc, &sr)) {
+	switch (sframe_table_find(o->table, pc, &sr)) {
 	case SFRAME_FIND_HIT:
 		xc_row_from(row, &sr, UINT32_MAX);
 		return 1;
