@@ -11,7 +11,10 @@
  *  - a JIT registry (header page, descriptors, rows at 64 bytes) looked
  *    up with sframe_jit_find();
  *  - an ELF .sframe section, SFrame version 2 with PC-relative function
- *    starts as ld writes it, looked up with sframe_sec_find().
+ *    starts as ld writes it, looked up with sframe_sec_find() (elf), as
+ *    the kernel did before it converted sections, and in the table the
+ *    kernel converts it into at registration, with sframe_table_find()
+ *    (tab).
  *
  * Each is looked up at random PCs (any function, any offset) and at
  * sequential PCs (one PC in each function, in address order, from a
@@ -55,10 +58,10 @@
 #define MAX_SIZES	32
 #define NR_SAMPLES	4096
 
-enum kind { JIT, ELF, NR_KINDS };
+enum kind { JIT, ELF, TAB, NR_KINDS };
 enum order { RANDOM, SEQUENTIAL, NR_ORDERS };
 
-static const char *const kind_names[NR_KINDS] = { "jit", "elf" };
+static const char *const kind_names[NR_KINDS] = { "jit", "elf", "tab" };
 static const char *const order_names[NR_ORDERS] = { "rand", "seq" };
 
 /* One function of the synthetic set, and its rows in the JIT format. */
@@ -82,6 +85,8 @@ struct table {
 	u8 *elf;
 	size_t elf_size;
 	struct sframe_sec sec;
+	struct sframe_table *tab;
+	size_t tab_size;
 	unsigned long *pcs[NR_ORDERS];
 	u32 *pc_funcs[NR_ORDERS];
 };
@@ -373,8 +378,15 @@ static void build_elf(struct table *t)
 	t->elf = buf;
 	t->elf_size = p - buf;
 	if (sframe_sec_init(&t->sec, buf, t->elf_size, base) ||
-	    sframe_sec_validate(&t->sec)) {
+	    sframe_sec_validate(&t->sec) ||
+	    sframe_table_size(&t->sec, &t->tab_size)) {
 		fprintf(stderr, "lookup_bench: bad .sframe for %u functions\n",
+			t->nr_funcs);
+		exit(1);
+	}
+	t->tab = xmalloc(t->tab_size);
+	if (sframe_table_build(&t->sec, t->tab, t->tab_size)) {
+		fprintf(stderr, "lookup_bench: no table for %u functions\n",
 			t->nr_funcs);
 		exit(1);
 	}
@@ -410,6 +422,8 @@ static enum sframe_find_result find(const struct table *t, enum kind k,
 {
 	if (k == JIT)
 		return sframe_jit_find(&t->view, pc, row);
+	if (k == TAB)
+		return sframe_table_find(t->tab, pc, row);
 	return sframe_sec_find(&t->sec, pc, row);
 }
 
@@ -523,8 +537,8 @@ static void print_header(int argc, char **argv, int runs, u32 lookups,
 	printf("# ns (thread CPU time) per lookup, median of %d runs of %u lookups\n",
 	       runs, lookups);
 	printf("# (xR): ratio to the first row; log2: log2(N) / log2(first N)\n");
-	printf("# jitB/fn, elfB/fn: bytes per function of the registry\n");
-	printf("# (less its header page) and of .sframe\n");
+	printf("# jitB/fn, elfB/fn, tabB/fn: bytes per function of the registry\n");
+	printf("# (less its header page), of .sframe and of its table\n");
 }
 
 static void print_row(const struct table *t, const struct table *t0,
@@ -534,11 +548,12 @@ static void print_row(const struct table *t, const struct table *t0,
 	size_t page = sysconf(_SC_PAGESIZE);
 	int k, o;
 
-	printf("%8u %5.2f %8.1f %7.1f %7.1f", t->nr_funcs,
+	printf("%8u %5.2f %8.1f %7.1f %7.1f %7.1f", t->nr_funcs,
 	       (double)t->nr_rows / t->nr_funcs,
 	       __builtin_log2(t->nr_funcs) / __builtin_log2(t0->nr_funcs),
 	       (double)(t->jit_size - page) / t->nr_funcs,
-	       (double)t->elf_size / t->nr_funcs);
+	       (double)t->elf_size / t->nr_funcs,
+	       (double)t->tab_size / t->nr_funcs);
 	for (k = 0; k < NR_KINDS; k++)
 		for (o = 0; o < NR_ORDERS; o++)
 			printf("  %7.1f (x%4.2f)", cell[k][o],
@@ -550,8 +565,8 @@ static void print_columns(void)
 {
 	int k, o;
 
-	printf("%8s %5s %8s %7s %7s", "N", "rows", "log2", "jitB/fn",
-	       "elfB/fn");
+	printf("%8s %5s %8s %7s %7s %7s", "N", "rows", "log2", "jitB/fn",
+	       "elfB/fn", "tabB/fn");
 	for (k = 0; k < NR_KINDS; k++)
 		for (o = 0; o < NR_ORDERS; o++)
 			printf("  %8s-%-4s %-3s", kind_names[k], order_names[o],
