@@ -20,7 +20,8 @@ int sframe_register_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 			     unsigned long sec_size, unsigned long text_start,
 			     unsigned long text_end);
 bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
-			   unsigned long pc, unsigned long sp, unsigned long fp);
+			   unsigned long pc, unsigned long sp, unsigned long fp,
+			   bool at_entry);
 #else
 static inline int sframe_mm_fork(struct mm_struct *oldmm,
 				 struct mm_struct *mm)
@@ -43,7 +44,7 @@ static inline int sframe_register_elf_exec(struct mm_struct *mm,
 
 static inline bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 					 unsigned long pc, unsigned long sp,
-					 unsigned long fp)
+					 unsigned long fp, bool at_entry)
 {
 	return false;
 }

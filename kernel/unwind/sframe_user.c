@@ -34,11 +34,17 @@ unsigned long sframe_budget_stops(void)
 	return atomic_long_read(&sframe_budget_stopped);
 }
 
-/* Where the walk stands: the frame being unwound. */
+/*
+ * Where the walk stands: the frame being unwound.  @exact_pc: the PC is
+ * not a return address (the sampled one).  @at_entry: the frame is at
+ * its function's first instruction, which has not run yet.
+ */
 struct sframe_walk {
 	unsigned long pc;
 	unsigned long sp;
 	unsigned long fp;
+	bool exact_pc;
+	bool at_entry;
 };
 
 static bool sframe_read_word(unsigned long addr, unsigned long *val)
@@ -66,6 +72,33 @@ static bool sframe_fp_step(struct sframe_walk *w)
 	w->fp = next_fp;
 	w->pc = ra;
 	return true;
+}
+
+/*
+ * The step for a function stopped on its first instruction: nothing is
+ * pushed yet, the return address is at the stack pointer and the frame
+ * pointer is still the caller's.  A frame-pointer step there would skip
+ * the caller.
+ */
+static bool sframe_entry_step(struct sframe_walk *w)
+{
+	unsigned long ra;
+
+	if (w->sp > TASK_SIZE - sizeof(long) || !sframe_read_word(w->sp, &ra))
+		return false;
+	w->sp += sizeof(long);
+	w->pc = ra;
+	return true;
+}
+
+/* The step for a frame no table describes, or whose row cannot be used. */
+static bool sframe_fallback_step(struct sframe_walk *w, bool at_entry)
+{
+	unsigned long old_sp = w->sp;
+
+	if (at_entry ? !sframe_entry_step(w) : !sframe_fp_step(w))
+		return false;
+	return w->sp > old_sp;
 }
 
 /*
@@ -97,28 +130,26 @@ static int sframe_row_step(struct sframe_walk *w, const struct sframe_row *row)
 /*
  * Unwind one frame.  For a caller's frame the PC is a return address,
  * which may lie just past the end of the calling function: look up the
- * byte before it.
+ * byte before it.  A table that describes the frame wins over the
+ * entry rule, as it does over frame pointers.
  */
-static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w,
-			bool first)
+static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
 {
-	unsigned long pc = first ? w->pc : w->pc - 1;
-	unsigned long old_sp = w->sp;
+	unsigned long pc = w->exact_pc ? w->pc : w->pc - 1;
+	bool at_entry = w->at_entry;
 	struct sframe_region *r;
 	struct sframe_row row;
 	int ret;
 
+	w->exact_pc = false;
+	w->at_entry = false;
 	r = sframe_region_lookup(mm, pc);
 	if (r && sframe_region_find(r, pc, &row) == SFRAME_FIND_HIT) {
 		ret = sframe_row_step(w, &row);
-		if (ret == 0)
-			return false;
-		if (ret > 0)
-			return w->pc && w->pc < TASK_SIZE;
+		if (ret >= 0)
+			return ret > 0;
 	}
-	if (!sframe_fp_step(w))
-		return false;
-	return w->sp > old_sp && w->pc && w->pc < TASK_SIZE;
+	return sframe_fallback_step(w, at_entry);
 }
 
 /**
@@ -127,6 +158,9 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w,
  * @pc: the sampled user instruction pointer.
  * @sp: the user stack pointer.
  * @fp: the user frame pointer.
+ * @at_entry: the task is stopped on the first instruction of a function
+ *	(a uprobe there), before it pushed anything.  Where no table
+ *	describes that function, its return address is taken from @sp.
  *
  * Safe in NMI context.  The walk stops at the outermost frame a table
  * marks, at the depth limit, after SFRAME_SAMPLE_MAX_FRAMES frames
@@ -137,12 +171,15 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w,
  * no tables, for the caller to walk frame pointers as before.
  */
 bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
-			   unsigned long pc, unsigned long sp, unsigned long fp)
+			   unsigned long pc, unsigned long sp, unsigned long fp,
+			   bool at_entry)
 {
+	struct sframe_walk w = {
+		.pc = pc, .sp = sp, .fp = fp,
+		.exact_pc = true, .at_entry = at_entry,
+	};
 	struct mm_struct *mm = current->mm;
-	struct sframe_walk w = { .pc = pc, .sp = sp, .fp = fp };
 	unsigned int frames = 0;
-	bool first = true;
 
 	if (!mm || !rcu_access_pointer(mm->sframe))
 		return false;
@@ -153,9 +190,8 @@ bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 			atomic_long_inc(&sframe_budget_stopped);
 			break;
 		}
-		if (!sframe_step(mm, &w, first))
+		if (!sframe_step(mm, &w) || !w.pc || w.pc >= TASK_SIZE)
 			break;
-		first = false;
 		if (perf_callchain_store(entry, w.pc))
 			break;
 	}

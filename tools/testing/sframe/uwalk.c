@@ -271,7 +271,7 @@ int uwalk_regs(uint64_t pc, uint64_t sp, uint64_t fp, uint64_t *pcs,
 	 */
 	uwalk_stack_lo = sp - UWALK_RED_ZONE;
 	perf_callchain_store(&ctx, pc);
-	sframe_callchain_user(&ctx, pc, sp, fp);
+	sframe_callchain_user(&ctx, pc, sp, fp, false);
 	return entry.nr;
 }
 

@@ -7,7 +7,8 @@
  * The input describes (see the seeds' generator, gen_corpus.c):
  *	u8 depth limit; u8 flags (bit 0: the task registered nothing;
  *	    bit 1: the depth limit is that many frames past the budget
- *	    SFRAME_SAMPLE_MAX_FRAMES, not below 64);
+ *	    SFRAME_SAMPLE_MAX_FRAMES, not below 64;
+ *	    bit 2: the task is stopped at a function's first instruction);
  *	the registers pc, sp, fp, as words (below);
  *	u8 number of regions (up to 4), each: u8 kind, then an ELF section
  *	    (u16 text length, s32 section address from the text start,
@@ -28,8 +29,9 @@
  * it does, and RCU as a nesting count.  The callchain must be exactly
  * that of a reference walk written here from the walker's documented
  * rules (one SFrame step if a table describes the frame and its row can
- * be followed, else one frame-pointer step; every step moves up the
- * stack), with the decoder's lookups as oracles and 128-bit address
+ * be followed, else one frame-pointer step, or for the first frame at a
+ * function's entry a step to the return address at the stack pointer;
+ * every step moves up the stack), with the decoder's lookups as oracles and 128-bit address
  * arithmetic; sframe_row_apply() must agree with that arithmetic.  Every
  * read must be an aligned word, at most a bounded number of them per
  * frame, RCU balanced, and nothing returned when nothing is registered.
@@ -404,8 +406,21 @@ static bool ref_fp_step(struct ref_regs *w)
 	return w->sp > old_sp;
 }
 
+/* Nothing pushed yet: the return address is at the stack pointer. */
+static bool ref_entry_step(struct ref_regs *w)
+{
+	unsigned long ra;
+
+	if (!ref_read(w->sp, &ra))
+		return false;
+	w->sp += 8;
+	w->pc = ra;
+	return true;
+}
+
 /* The walk; *@budget_hit if it ended at SFRAME_SAMPLE_MAX_FRAMES. */
-static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips, bool *budget_hit)
+static u32 ref_walk(struct ref_regs w, u32 max, bool at_entry, u64 *ips,
+		    bool *budget_hit)
 {
 	u32 n = 1;
 	int ret;
@@ -414,6 +429,7 @@ static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips, bool *budget_hit)
 	*budget_hit = false;
 	for (; n < max; n++) {
 		unsigned long old_sp = w.sp;
+		bool entry = at_entry && n == 1;
 
 		/* The frames taken so far are n - 1. */
 		if (n - 1 == SFRAME_SAMPLE_MAX_FRAMES) {
@@ -424,7 +440,7 @@ static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips, bool *budget_hit)
 		ret = ref_row_step(&w, n == 1 ? w.pc : w.pc - 1);
 		if (!ret)
 			break;
-		if (ret < 0 && !ref_fp_step(&w))
+		if (ret < 0 && !(entry ? ref_entry_step(&w) : ref_fp_step(&w)))
 			break;
 		FUZZ_CHECK(w.sp > old_sp, "reference walk went down the stack");
 		if (!w.pc || w.pc >= TASK_SIZE)
@@ -436,7 +452,8 @@ static u32 ref_walk(struct ref_regs w, u32 max, u64 *ips, bool *budget_hit)
 
 /* ---- The run ---- */
 
-static void walk(struct ref_regs regs, u32 max, bool registered)
+static void walk(struct ref_regs regs, u32 max, bool registered,
+		 bool at_entry)
 {
 	u64 buf[1 + MAX_DEEP] = {};
 	struct perf_callchain_entry *chain = (void *)buf;
@@ -452,7 +469,8 @@ static void walk(struct ref_regs regs, u32 max, bool registered)
 	sframe_fuzz_current = &g.task;
 	g.reads = 0;
 	perf_callchain_store(&ctx, regs.pc);
-	done = sframe_callchain_user(&ctx, regs.pc, regs.sp, regs.fp);
+	done = sframe_callchain_user(&ctx, regs.pc, regs.sp, regs.fp,
+				     at_entry);
 
 	FUZZ_CHECK(!sframe_fuzz_rcu_depth, "RCU left at depth %d",
 		   sframe_fuzz_rcu_depth);
@@ -474,7 +492,7 @@ static void walk(struct ref_regs regs, u32 max, bool registered)
 		FUZZ_CHECK(ctx.nr == 1 && !g.reads, "walked without tables");
 		return;
 	}
-	n = ref_walk(regs, max, want, &budget_hit);
+	n = ref_walk(regs, max, at_entry, want, &budget_hit);
 	FUZZ_CHECK(sframe_budget_stops() == stops + budget_hit,
 		   "budget stops %lu, then %lu; the reference hit it: %d",
 		   stops, sframe_budget_stops(), budget_hit);
@@ -501,7 +519,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	/* Past the budget, or within perf's usual limits. */
 	u32 max = flags & 2 ? SFRAME_SAMPLE_MAX_FRAMES + 1 + depth :
 			      1 + depth % MAX_DEPTH;
-	bool registered = !(flags & 1);
+	bool registered = !(flags & 1), at_entry = flags & 4;
 	struct ref_regs regs;
 	unsigned int i;
 
@@ -511,7 +529,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	regs.fp = read_word(&in);
 	read_regions(&in);
 	if (read_stack(&in))
-		walk(regs, max, registered);
+		walk(regs, max, registered, at_entry);
 	for (i = 0; i < g.nr_regions; i++) {
 		free(g.regions[i].buf);
 		free(g.regions[i].table);

@@ -20,6 +20,7 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
 		       struct sframe_row *row);
 bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
-			   unsigned long pc, unsigned long sp, unsigned long fp);
+			   unsigned long pc, unsigned long sp, unsigned long fp,
+			   bool at_entry);
 
 #endif /* _SFRAME_FUZZ_LINUX_SFRAME_REGISTER_H */
