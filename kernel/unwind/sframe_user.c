@@ -9,14 +9,19 @@
  * from the kernel's validated copy, and the user stack only through the
  * nofault accessor.  A frame no table describes, or whose table turns
  * out unusable, gets one frame-pointer step, as the plain walker would
- * take.  Every step must move up the stack, so the walk ends.
+ * take.  Every step must move up the stack, so the walk ends, except the
+ * step out of a signal frame, which may switch stacks and is paid for by
+ * the depth limit.
  */
 #include <linux/atomic.h>
 #include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sframe_register.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
+
+#include <asm/sigframe.h>
 
 #include "sframe.h"
 #include "sframe_lookup.h"
@@ -35,9 +40,18 @@ unsigned long sframe_budget_stops(void)
 }
 
 /*
+ * x86-64's rt_sigreturn trampoline, "mov $15, %rax; syscall", as glibc
+ * and musl write it; see Documentation/userspace-api/sframe.rst.
+ */
+static const u8 sframe_sigreturn_insn[] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+};
+
+/*
  * Where the walk stands: the frame being unwound.  @exact_pc: the PC is
- * not a return address (the sampled one).  @at_entry: the frame is at
- * its function's first instruction, which has not run yet.
+ * not a return address (the sampled one, or one a signal interrupted).
+ * @at_entry: the frame is at its function's first instruction, which
+ * has not run yet.
  */
 struct sframe_walk {
 	unsigned long pc;
@@ -102,6 +116,52 @@ static bool sframe_fallback_step(struct sframe_walk *w, bool at_entry)
 }
 
 /*
+ * Whether @pc is a signal trampoline: the handler returned there.  The
+ * nine bytes are read as the two aligned words that hold them wherever
+ * they start, which lie on the pages the bytes do.
+ */
+static bool sframe_at_sigreturn(unsigned long pc)
+{
+	unsigned long at = pc & ~(sizeof(long) - 1);
+	unsigned long insn[2];
+
+	if (!sframe_read_word(at, &insn[0]) ||
+	    !sframe_read_word(at + sizeof(long), &insn[1]))
+		return false;
+	return !memcmp((u8 *)insn + (pc - at), sframe_sigreturn_insn,
+		       sizeof(sframe_sigreturn_insn));
+}
+
+/*
+ * The step out of a signal frame.  The handler's return popped the
+ * rt_sigframe's return address, so the stack pointer is at its
+ * ucontext; the interrupted registers are in its sigcontext.  They may
+ * be on another stack (sigaltstack), above or below this one.
+ */
+static bool sframe_signal_step(struct sframe_walk *w)
+{
+	unsigned long frame, sc, ip, sp, fp;
+
+	if (w->sp < sizeof(long) ||
+	    w->sp > TASK_SIZE - sizeof(struct rt_sigframe))
+		return false;
+	frame = w->sp - sizeof(long);
+	sc = frame + offsetof(struct rt_sigframe, uc.uc_mcontext);
+	if (!sframe_read_word(sc + offsetof(struct sigcontext, ip), &ip) ||
+	    !sframe_read_word(sc + offsetof(struct sigcontext, sp), &sp) ||
+	    !sframe_read_word(sc + offsetof(struct sigcontext, bp), &fp))
+		return false;
+	if (sp >= TASK_SIZE)
+		return false;
+	w->pc = ip;
+	w->sp = sp;
+	w->fp = fp;
+	/* The interrupted PC is the next instruction to run, not a return. */
+	w->exact_pc = true;
+	return true;
+}
+
+/*
  * One step by a frame row: read the return address and the saved frame
  * pointer where the row says.  Returns 1 for a step taken, 0 at the
  * outermost frame, -1 where the row cannot be followed.
@@ -131,7 +191,9 @@ static int sframe_row_step(struct sframe_walk *w, const struct sframe_row *row)
  * Unwind one frame.  For a caller's frame the PC is a return address,
  * which may lie just past the end of the calling function: look up the
  * byte before it.  A table that describes the frame wins over the
- * entry rule, as it does over frame pointers.
+ * entry rule, as it does over frame pointers.  A signal frame is one
+ * the table marks, or, where no table describes it, the trampoline's
+ * code at the PC.
  */
 static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
 {
@@ -145,9 +207,13 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
 	w->at_entry = false;
 	r = sframe_region_lookup(mm, pc);
 	if (r && sframe_region_find(r, pc, &row) == SFRAME_FIND_HIT) {
+		if (row.signal)
+			return sframe_signal_step(w);
 		ret = sframe_row_step(w, &row);
 		if (ret >= 0)
 			return ret > 0;
+	} else if (sframe_at_sigreturn(w->pc)) {
+		return sframe_signal_step(w);
 	}
 	return sframe_fallback_step(w, at_entry);
 }
@@ -165,7 +231,8 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
  * Safe in NMI context.  The walk stops at the outermost frame a table
  * marks, at the depth limit, after SFRAME_SAMPLE_MAX_FRAMES frames
  * (counted, see sframe_budget_stops()), at a frame neither a table nor
- * a frame record describes, or when the stack pointer would not move up.
+ * a frame record describes, or when the stack pointer would not move up;
+ * only the step out of a signal frame may move it anywhere.
  *
  * Return: true if the walk was done here; false if the task registered
  * no tables, for the caller to walk frame pointers as before.

@@ -21,23 +21,29 @@
  * stack or in a region's text, or a raw 64-bit value; the fuzzer then
  * finds return addresses and frame pointers without guessing them.
  * Region r's text starts at TEXT(r); the stack sits below STACK_TOP.
+ * TEXT(MAX_REGIONS) is code no region describes, readable, that holds
+ * two rt_sigreturn trampolines and one instruction short of a third.
  *
  * The shims give the walker an index of these regions (looked up as
  * sframe_register.c does, through the decoder: ELF sections in their
- * converted tables, which the reference does not use), a nofault accessor over
- * the stack image that fails outside it and poisons its destination when
- * it does, and RCU as a nesting count.  The callchain must be exactly
- * that of a reference walk written here from the walker's documented
- * rules (one SFrame step if a table describes the frame and its row can
- * be followed, else one frame-pointer step, or for the first frame at a
- * function's entry a step to the return address at the stack pointer;
- * every step moves up the stack), with the decoder's lookups as oracles and 128-bit address
- * arithmetic; sframe_row_apply() must agree with that arithmetic.  Every
- * read must be an aligned word, at most a bounded number of them per
- * frame, RCU balanced, and nothing returned when nothing is registered.
- * The bound of one sample's work holds: at most SFRAME_SAMPLE_MAX_FRAMES
- * frames, the walk stopped there being counted, and at most
- * SFRAME_TABLE_MAX_READS table records per lookup.
+ * converted tables, which the reference does not use), a nofault
+ * accessor over the stack image and the trampolines that fails outside
+ * them and poisons its destination when it does, and RCU as a nesting
+ * count.  The callchain must be exactly that of a reference walk written
+ * here from the walker's documented rules (one SFrame step if a table
+ * describes the frame and its row can be followed, else one
+ * frame-pointer step, or for the first frame at a function's entry a
+ * step to the return address at the stack pointer; out of a frame the
+ * row marks as a signal frame, or that no row describes and whose PC is
+ * a trampoline, a step to the registers of the sigcontext, whose PC is
+ * looked up as it is; every other step moves up the stack), with the
+ * decoder's lookups as oracles and 128-bit address arithmetic;
+ * sframe_row_apply() must agree with that arithmetic.  Every read must
+ * be an aligned word, at most five of them per frame, RCU balanced, and
+ * nothing returned when nothing is registered.  The bound of one
+ * sample's work holds: at most SFRAME_SAMPLE_MAX_FRAMES frames, the walk
+ * stopped there being counted, and at most SFRAME_TABLE_MAX_READS table
+ * records per lookup.
  */
 #include <limits.h>
 
@@ -58,6 +64,23 @@
 #define TEXT(r)		(0x400000UL + (unsigned long)(r) * 0x100000UL)
 #define STACK_TOP	0x7ffd00000000UL
 #define POISON		0x5a5a5a5a5a5a5a5aUL
+
+/* The code no region describes: trampolines at +0x10 and +0x23. */
+#define TRAMP		TEXT(MAX_REGIONS)
+#define TRAMP_SIZE	64
+static const u8 sigreturn_insn[] = {
+	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
+};
+
+/*
+ * The x86-64 signal frame: sizeof(struct rt_sigframe), and the offsets
+ * from it of the interrupted %rip, %rsp and %rbp (the ucontext after
+ * pretcode, its sigcontext 40 bytes in, REG_RIP, REG_RSP and REG_RBP).
+ */
+#define SIGFRAME_SIZE	440
+#define SIGFRAME_RIP	(8 + 40 + 16 * 8)
+#define SIGFRAME_RSP	(8 + 40 + 15 * 8)
+#define SIGFRAME_RBP	(8 + 40 + 10 * 8)
 
 struct sframe_region {
 	unsigned long start, end;
@@ -84,6 +107,7 @@ static struct {
 	u64 *stack;
 	unsigned long stack_lo;
 	size_t nr_words;
+	u8 tramp[TRAMP_SIZE];
 	unsigned long reads;
 	unsigned long finds;		/* table lookups */
 	unsigned long table_reads;	/* their records read */
@@ -98,17 +122,42 @@ void sframe_fuzz_shared_read(void)
 {
 }
 
+/* The synthetic user memory: the stack image and the trampolines. */
+static bool mem_word(unsigned long a, unsigned long *v)
+{
+	if (a & 7)
+		return false;
+	if (a >= g.stack_lo && a - g.stack_lo < g.nr_words * 8) {
+		*v = g.stack[(a - g.stack_lo) / 8];
+		return true;
+	}
+	if (a >= TRAMP && a - TRAMP < TRAMP_SIZE) {
+		memcpy(v, &g.tramp[a - TRAMP], 8);
+		return true;
+	}
+	return false;
+}
+
+static void tramp_init(void)
+{
+	memset(g.tramp, 0xcc, sizeof(g.tramp));
+	memcpy(&g.tramp[0x10], sigreturn_insn, sizeof(sigreturn_insn));
+	memcpy(&g.tramp[0x23], sigreturn_insn, sizeof(sigreturn_insn));
+	/* mov $15, %rax; then no syscall. */
+	memcpy(&g.tramp[0x30], sigreturn_insn, sizeof(sigreturn_insn) - 1);
+}
+
 /* ---- The kernel side the walker calls ---- */
 
 long copy_from_user_nofault(void *dst, const void __user *src, size_t size)
 {
-	unsigned long a = (unsigned long)src;
+	unsigned long a = (unsigned long)src, v;
 
 	FUZZ_CHECK(size == sizeof(u64) && !(a & 7),
 		   "read of %zu bytes at %#lx", size, a);
 	g.reads++;
-	if (a >= g.stack_lo && a - g.stack_lo < g.nr_words * 8) {
-		memcpy(dst, &g.stack[(a - g.stack_lo) / 8], size);
+	if (mem_word(a, &v)) {
+		memcpy(dst, &v, size);
 		return 0;
 	}
 	memset(dst, 0x5a, size);
@@ -181,7 +230,7 @@ static unsigned long read_word(struct fuzz_in *in)
 		return STACK_TOP - MAX_WORDS * 8 - 64 + v % (MAX_WORDS * 8 + 128);
 	case 2:
 		v = fin_u16(in);
-		return TEXT((tag >> 2) % MAX_REGIONS) + v;
+		return TEXT((tag >> 2) % (MAX_REGIONS + 1)) + v;
 	default:
 		return fin_u64(in);
 	}
@@ -320,9 +369,20 @@ static bool read_stack(struct fuzz_in *in)
 
 static bool ref_read(unsigned long a, unsigned long *v)
 {
-	if (a & 7 || a < g.stack_lo || a - g.stack_lo >= g.nr_words * 8)
-		return false;
-	*v = g.stack[(a - g.stack_lo) / 8];
+	return mem_word(a, v);
+}
+
+/* Byte by byte: the nine bytes at @pc are readable and the trampoline. */
+static bool ref_at_sigreturn(unsigned long pc)
+{
+	unsigned long v;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sigreturn_insn); i++) {
+		if (pc + i < pc || !ref_read((pc + i) & ~7UL, &v) ||
+		    (u8)(v >> (8 * ((pc + i) & 7))) != sigreturn_insn[i])
+			return false;
+	}
 	return true;
 }
 
@@ -372,18 +432,14 @@ struct ref_regs {
 };
 
 /* 1: stepped by the row; 0: outermost frame; -1: not followable. */
-static int ref_row_step(struct ref_regs *w, unsigned long pc)
+static int ref_row_step(struct ref_regs *w, const struct sframe_row *row)
 {
-	struct sframe_region *r = find_region(pc);
-	struct sframe_row row;
 	struct sframe_step st;
 	unsigned long ra, fp = w->fp;
 
-	if (!r || region_find(r, pc, &row) != SFRAME_FIND_HIT)
-		return -1;
-	if (row.ra_undefined)
+	if (row->ra_undefined)
 		return 0;
-	if (!ref_apply(&row, w->sp, w->fp, &st) || st.cfa <= w->sp ||
+	if (!ref_apply(row, w->sp, w->fp, &st) || st.cfa <= w->sp ||
 	    st.cfa > TASK_SIZE || !ref_read(st.ra_addr, &ra) ||
 	    (st.fp_saved && !ref_read(st.fp_addr, &fp)))
 		return -1;
@@ -406,6 +462,22 @@ static bool ref_fp_step(struct ref_regs *w)
 	return w->sp > old_sp;
 }
 
+/* The interrupted registers, in the sigcontext above the stack pointer. */
+static bool ref_signal_step(struct ref_regs *w)
+{
+	unsigned long ip, sp, fp;
+
+	if (w->sp < 8 || w->sp > TASK_SIZE - SIGFRAME_SIZE ||
+	    !ref_read(w->sp - 8 + SIGFRAME_RIP, &ip) ||
+	    !ref_read(w->sp - 8 + SIGFRAME_RSP, &sp) ||
+	    !ref_read(w->sp - 8 + SIGFRAME_RBP, &fp) || sp >= TASK_SIZE)
+		return false;
+	w->pc = ip;
+	w->sp = sp;
+	w->fp = fp;
+	return true;
+}
+
 /* Nothing pushed yet: the return address is at the stack pointer. */
 static bool ref_entry_step(struct ref_regs *w)
 {
@@ -418,10 +490,36 @@ static bool ref_entry_step(struct ref_regs *w)
 	return true;
 }
 
+/*
+ * One frame: 1 stepped up the stack, 2 stepped out of a signal frame,
+ * 0 the walk ends.
+ */
+static int ref_step(struct ref_regs *w, bool exact, bool entry)
+{
+	unsigned long pc = exact ? w->pc : w->pc - 1;
+	struct sframe_region *r = find_region(pc);
+	struct sframe_row row;
+	bool hit;
+	int ret;
+
+	hit = r && region_find(r, pc, &row) == SFRAME_FIND_HIT;
+	if (hit && row.signal)
+		return ref_signal_step(w) ? 2 : 0;
+	if (hit) {
+		ret = ref_row_step(w, &row);
+		if (ret >= 0)
+			return ret;
+	} else if (ref_at_sigreturn(w->pc)) {
+		return ref_signal_step(w) ? 2 : 0;
+	}
+	return entry ? ref_entry_step(w) : ref_fp_step(w);
+}
+
 /* The walk; *@budget_hit if it ended at SFRAME_SAMPLE_MAX_FRAMES. */
 static u32 ref_walk(struct ref_regs w, u32 max, bool at_entry, u64 *ips,
 		    bool *budget_hit)
 {
+	bool exact = true;
 	u32 n = 1;
 	int ret;
 
@@ -429,7 +527,6 @@ static u32 ref_walk(struct ref_regs w, u32 max, bool at_entry, u64 *ips,
 	*budget_hit = false;
 	for (; n < max; n++) {
 		unsigned long old_sp = w.sp;
-		bool entry = at_entry && n == 1;
 
 		/* The frames taken so far are n - 1. */
 		if (n - 1 == SFRAME_SAMPLE_MAX_FRAMES) {
@@ -437,12 +534,12 @@ static u32 ref_walk(struct ref_regs w, u32 max, bool at_entry, u64 *ips,
 			break;
 		}
 
-		ret = ref_row_step(&w, n == 1 ? w.pc : w.pc - 1);
+		ret = ref_step(&w, exact, at_entry && n == 1);
 		if (!ret)
 			break;
-		if (ret < 0 && !(entry ? ref_entry_step(&w) : ref_fp_step(&w)))
-			break;
-		FUZZ_CHECK(w.sp > old_sp, "reference walk went down the stack");
+		FUZZ_CHECK(ret == 2 || w.sp > old_sp,
+			   "reference walk went down the stack");
+		exact = ret == 2;
 		if (!w.pc || w.pc >= TASK_SIZE)
 			break;
 		ips[n] = w.pc;
@@ -478,8 +575,12 @@ static void walk(struct ref_regs regs, u32 max, bool registered,
 		   registered);
 	FUZZ_CHECK(chain->nr == ctx.nr && ctx.nr <= max, "%u of %u entries",
 		   ctx.nr, max);
-	/* A row step reads two words, a frame-pointer fallback two more. */
-	FUZZ_CHECK(g.reads <= 4UL * max, "%lu reads for %u frames", g.reads,
+	/*
+	 * A row step reads two words, a frame-pointer fallback two more; a
+	 * frame no row describes two for the trampoline, then two, or three
+	 * out of a signal frame.
+	 */
+	FUZZ_CHECK(g.reads <= 5UL * max, "%lu reads for %u frames", g.reads,
 		   ctx.nr);
 	/* The bound of sframe.h on a sample: frames, and records per frame. */
 	FUZZ_CHECK(ctx.nr <= SFRAME_SAMPLE_MAX_FRAMES + 1,
@@ -524,6 +625,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	unsigned int i;
 
 	memset(&g, 0, sizeof(g));
+	tramp_init();
 	regs.pc = read_word(&in);
 	regs.sp = read_word(&in);
 	regs.fp = read_word(&in);

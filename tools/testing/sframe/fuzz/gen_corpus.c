@@ -393,6 +393,121 @@ static void gen_walk_fp(void)
 	emit("fuzz_walk", "frame-pointers", b.b, b.n);
 }
 
+/* The code no region describes, where fuzz_walk keeps trampolines. */
+#define WALK_TRAMP_REGION	4
+
+static const u8 sp8_row[] = { 0x00, 1, 0xff, 0, 0 };	/* CFA = SP + 8 */
+static const u8 sp16_row[] = { 0x00, 2, 0xff, 0, 0 };	/* CFA = SP + 16 */
+
+/*
+ * A handler's frame (f0) above the frame it interrupted (f1, stopped on
+ * its first byte): the handler returns into a trampoline, whose
+ * sigcontext gives the interrupted %rip, %rsp below it and %rbp; then
+ * f1 returns into f0, which returns to 0.
+ */
+static void gen_walk_signal(void)
+{
+	unsigned long lo = STACK_TOP - 31 * 8;
+	struct buf b = {};
+	unsigned int i;
+
+	put(&b, 16, 1);		/* depth */
+	put(&b, 0, 1);		/* registered */
+	w_text(&b, 0, 0x110);	/* pc: f0 + 0x10 */
+	w_stack(&b, lo + 8 * 8);	/* sp: the return address */
+	w_small(&b, 0);		/* fp */
+	put(&b, 1, 1);		/* one region */
+	put(&b, 1, 1);		/* JIT */
+	put(&b, 0x0fff, 2);
+	put(&b, 0, 1);		/* seq */
+	put(&b, 2, 1);
+	w_func(&b, 0x100, 0x40, 0, sp8_row, 1);
+	w_func(&b, 0x200, 0x40, 0, sp16_row, 1);
+	put(&b, 31, 2);		/* stack words */
+	for (i = 0; i < 31; i++) {
+		switch (i) {
+		case 1:
+			w_text(&b, 0, 0x108);		/* f1 into f0 */
+			break;
+		case 8:					/* f0 into it */
+			w_text(&b, WALK_TRAMP_REGION, 0x10);
+			break;
+		case 29:				/* %rsp */
+			w_stack(&b, lo);
+			break;
+		case 30:				/* %rip */
+			w_text(&b, 0, 0x200);
+			break;
+		default:
+			w_small(&b, 0);
+		}
+	}
+	emit("fuzz_walk", "signal-frame", b.b, b.n);
+}
+
+/*
+ * The version 3 test section at the first region: the sampled PC in f4,
+ * which the table marks as a signal frame, its sigcontext giving a PC
+ * in f0 after its push and a stack pointer below.
+ */
+static void gen_walk_v3_signal(void)
+{
+	unsigned long lo = STACK_TOP - 24 * 8;
+	struct buf b = {};
+	unsigned int i;
+
+	put(&b, 8, 1);
+	put(&b, 0, 1);
+	w_text(&b, 0, 0x4091);	/* pc: f4 + 1 */
+	w_stack(&b, lo + 8);	/* sp: the ucontext */
+	w_small(&b, 0);
+	put(&b, 1, 1);
+	put(&b, 0, 1);		/* ELF */
+	put(&b, 0xffff, 2);
+	put(&b, SFT_BASE - WALK_TEXT(0), 4);
+	put(&b, sizeof(sft_v3), 2);
+	put_bytes(&b, sft_v3, sizeof(sft_v3));
+	put(&b, 24, 2);
+	for (i = 0; i < 24; i++) {
+		switch (i) {
+		case 21:				/* %rsp */
+			w_stack(&b, lo);
+			break;
+		case 22:				/* %rip: f0 + 1 */
+			w_text(&b, 0, 0x4001);
+			break;
+		default:
+			w_small(&b, 0);
+		}
+	}
+	emit("fuzz_walk", "elf-v3-signal-frame", b.b, b.n);
+}
+
+/* A first frame no table describes, stopped on its first instruction. */
+static void gen_walk_entry(void)
+{
+	unsigned long lo = STACK_TOP - 4 * 8;
+	struct buf b = {};
+
+	put(&b, 8, 1);
+	put(&b, 4, 1);		/* registered, at a function's entry */
+	w_text(&b, 3, 0x10);
+	w_stack(&b, lo);
+	w_small(&b, 0);
+	put(&b, 1, 1);		/* a region, elsewhere */
+	put(&b, 1, 1);
+	put(&b, 0x0fff, 2);
+	put(&b, 0, 1);
+	put(&b, 1, 1);
+	w_func(&b, 0x100, 0x40, 0, sp8_row, 1);
+	put(&b, 4, 2);
+	w_text(&b, 0, 0x108);	/* the caller, in the region's f0 */
+	w_small(&b, 0);
+	w_small(&b, 0);
+	w_small(&b, 0);
+	emit("fuzz_walk", "function-entry", b.b, b.n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -408,5 +523,8 @@ int main(int argc, char **argv)
 	gen_walk_elf();
 	gen_walk_budget();
 	gen_walk_fp();
+	gen_walk_signal();
+	gen_walk_v3_signal();
+	gen_walk_entry();
 	return 0;
 }
