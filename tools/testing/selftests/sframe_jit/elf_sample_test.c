@@ -29,13 +29,6 @@
 #include "sample_harness.h"
 #include "elf_sample.h"
 
-#ifdef __clang__
-#define CHAIN_FN __attribute__((__noinline__))
-#else
-/* No inlining, cloning or merging: the function that runs is this one. */
-#define CHAIN_FN __attribute__((__noipa__))
-#endif
-
 #define SAMPLE_PERIOD_NS	100000
 #define MIN_SAMPLES		1000UL
 #define SESSION_SECONDS		15
@@ -160,12 +153,6 @@ CHAIN_FN long elf_run_lib(elf_lib_entry entry, long x)
 	r = entry(x, elf_cb);
 	__asm__ volatile("" : "+r"(r));
 	return r;
-}
-
-/* Where a return address must point: just past a call in @fn. */
-static bool returns_into(unsigned long ra, const void *fn)
-{
-	return ra > (unsigned long)fn && ra < (unsigned long)fn + 1024;
 }
 
 /* The library, loaded from the directory of this program. */
@@ -323,34 +310,20 @@ static const char * const frame_name[2][NR_FRAMES] = {
 	},
 };
 
-struct tally {
-	unsigned long runs;
-	struct ring_counts ring;
-	unsigned long leaf, not_user;
-	struct chain_tally chains;	/* of the leaf samples */
+/* One run of a chain, for leaf_sample(). */
+struct run_arg {
+	enum chain which;
+	const struct lib *lib;
 };
 
-struct judge {
-	struct tally *t;
-	__u64 want[NR_FRAMES];
-};
-
-static bool in_leaf_loop(__u64 ip)
+static void run_checked(struct __test_metadata *_metadata, void *arg,
+			__u64 *want)
 {
-	return ip >= (unsigned long)elf_leaf_spin_start &&
-	       ip < (unsigned long)elf_leaf_spin_end;
-}
+	const struct run_arg *ra = arg;
 
-static void judge_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
-{
-	struct judge *jd = arg;
-	struct tally *t = jd->t;
-
-	if (!in_leaf_loop(ip))
-		return;
-	t->leaf++;
-	jd->want[0] = ip;
-	chain_tally_add(&t->chains, NR_FRAMES, chain, nr, jd->want);
+	run_once(ra->which, ra->lib);
+	check_stored(_metadata, ra->which, ra->lib);
+	expected_chain(ra->which, ra->lib, want);
 }
 
 /*
@@ -359,51 +332,35 @@ static void judge_chain(void *arg, __u64 ip, const __u64 *chain, __u64 nr)
  */
 static void sample_session(struct __test_metadata *_metadata,
 			   enum chain which, const struct lib *lib,
-			   bool sframe, struct tally *t)
+			   bool sframe, struct leaf_tally *t)
 {
+	struct run_arg ra = { .which = which, .lib = lib };
+	const struct leaf_session ls = {
+		.loop_start = elf_leaf_spin_start,
+		.loop_end = elf_leaf_spin_end,
+		.spin = &leaf_spin,
+		.nr_frames = NR_FRAMES,
+		.min_samples = MIN_SAMPLES,
+		.seconds = SESSION_SECONDS,
+		.ring_pages = RING_PAGES,
+		.run = run_checked,
+		.arg = &ra,
+	};
 	struct perf_event_attr attr;
-	struct timespec start;
-	struct sampler smp;
 
-	memset(t, 0, sizeof(*t));
 	sampler_attr(&attr, SAMPLE_PERIOD_NS, sframe);
-	sampler_start(_metadata, &smp, &attr, RING_PAGES);
-	ASSERT_EQ(0, sampler_enable(&smp, true));
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (t->leaf < MIN_SAMPLES &&
-	       elapsed(CLOCK_MONOTONIC, &start) < SESSION_SECONDS) {
-		struct timespec run_start;
-		struct judge jd = { .t = t };
-		double took;
-
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &run_start);
-		run_once(which, lib);
-		took = elapsed(CLOCK_THREAD_CPUTIME_ID, &run_start);
-		t->runs++;
-		check_stored(_metadata, which, lib);
-		expected_chain(which, lib, jd.want);
-		sampler_drain_chains(&smp, judge_chain, &jd, &t->not_user,
-				     &t->ring);
-		spin_tune(&leaf_spin, took);
-	}
-	ASSERT_EQ(0, sampler_enable(&smp, false));
-	sampler_close(&smp);
+	leaf_sample(_metadata, &ls, &attr, t);
 }
 
 static void tally_log(struct __test_metadata *_metadata, enum chain which,
-		      const struct tally *t)
+		      const struct leaf_tally *t)
 {
-	TH_LOG("%lu runs, %lu samples, %lu in the leaf loop, %lu of them exact",
-	       t->runs, t->ring.samples, t->leaf, t->chains.first_bad[NR_FRAMES]);
-	TH_LOG("%lu without a user context, %lu bad records, %lu lost",
-	       t->not_user, t->ring.bad_records, t->ring.lost);
-	chain_tally_log(_metadata, &t->chains, NR_FRAMES, "leaf samples",
-			frame_name[which], 30);
+	leaf_tally_log(_metadata, t, NR_FRAMES, frame_name[which], 30);
 }
 
 /* Every leaf sample right up to frame @bad, wrong there; NR_FRAMES: exact. */
 static void expect_chains(struct __test_metadata *_metadata, enum chain which,
-			  const struct tally *t, unsigned int bad)
+			  const struct leaf_tally *t, unsigned int bad)
 {
 	tally_log(_metadata, which, t);
 	EXPECT_EQ(0UL, t->not_user);
@@ -486,7 +443,7 @@ FIXTURE_TEARDOWN(elf)
 TEST_F_TIMEOUT(elf, the_exec_time_sframe_gives_exact_chains_through_c_without_frame_pointers,
 	       60)
 {
-	struct tally t;
+	struct leaf_tally t;
 
 	sample_session(_metadata, PROGRAM, &self->lib, true, &t);
 	expect_chains(_metadata, PROGRAM, &t, NR_FRAMES);
@@ -495,7 +452,7 @@ TEST_F_TIMEOUT(elf, the_exec_time_sframe_gives_exact_chains_through_c_without_fr
 TEST_F_TIMEOUT(elf, without_the_attr_bit_the_frame_pointer_walk_gets_no_chain_right,
 	       60)
 {
-	struct tally t;
+	struct leaf_tally t;
 
 	sample_session(_metadata, PROGRAM, &self->lib, false, &t);
 	tally_log(_metadata, PROGRAM, &t);
@@ -506,7 +463,7 @@ TEST_F_TIMEOUT(elf, without_the_attr_bit_the_frame_pointer_walk_gets_no_chain_ri
 TEST_F_TIMEOUT(elf, a_dlopened_library_registered_with_sframe_register_elf_gives_exact_chains,
 	       60)
 {
-	struct tally t;
+	struct leaf_tally t;
 
 	ASSERT_EQ(0, lib_register(&self->lib));
 	sample_session(_metadata, LIBRARY, &self->lib, true, &t);
@@ -522,7 +479,7 @@ TEST_F_TIMEOUT(elf, a_dlopened_library_registered_with_sframe_register_elf_gives
 TEST_F_TIMEOUT(elf, an_unregistered_library_breaks_the_chain_at_its_frame,
 	       90)
 {
-	struct tally t;
+	struct leaf_tally t;
 
 	sample_session(_metadata, LIBRARY, &self->lib, true, &t);
 	expect_chains(_metadata, LIBRARY, &t, 3);

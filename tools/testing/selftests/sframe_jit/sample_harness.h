@@ -126,4 +126,99 @@ static inline void chain_tally_log(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * A leaf session: runs of a call chain whose leaf spins between two
+ * labels, sampled until enough samples landed in that loop, each
+ * sample's chain compared with the one the run stored.
+ */
+struct leaf_session {
+	const void *loop_start, *loop_end;	/* the leaf's spin loop */
+	unsigned long *spin;		/* its loop count, tuned run by run */
+	unsigned int nr_frames;		/* frames compared, the IP first */
+	unsigned long min_samples;	/* in the loop, to end the session */
+	double seconds;			/* at most, whatever was sampled */
+	unsigned int ring_pages;
+	/*
+	 * One run: asserts what the run's functions stored and gives the
+	 * chain expected after the IP in want[1] to want[nr_frames - 1].
+	 */
+	void (*run)(struct __test_metadata *_metadata, void *arg, __u64 *want);
+	void *arg;
+};
+
+struct leaf_tally {
+	unsigned long runs;
+	struct ring_counts ring;
+	unsigned long leaf, not_user;
+	struct chain_tally chains;	/* of the samples in the loop */
+};
+
+struct leaf_judge {
+	const struct leaf_session *ls;
+	struct leaf_tally *t;
+	__u64 want[CHAIN_MAX];
+};
+
+static inline void leaf_judge_chain(void *arg, __u64 ip, const __u64 *chain,
+				    __u64 nr)
+{
+	struct leaf_judge *jd = arg;
+
+	if (ip < (unsigned long)jd->ls->loop_start ||
+	    ip >= (unsigned long)jd->ls->loop_end)
+		return;
+	jd->t->leaf++;
+	jd->want[0] = ip;
+	chain_tally_add(&jd->t->chains, jd->ls->nr_frames, chain, nr,
+			jd->want);
+}
+
+/* Sample @ls's runs with @attr, a sampler of this thread, into @t. */
+static inline void leaf_sample(struct __test_metadata *_metadata,
+			       const struct leaf_session *ls,
+			       struct perf_event_attr *attr,
+			       struct leaf_tally *t)
+{
+	struct timespec start;
+	struct sampler smp;
+
+	memset(t, 0, sizeof(*t));
+	ASSERT_GE((unsigned int)CHAIN_MAX, ls->nr_frames);
+	sampler_start(_metadata, &smp, attr, ls->ring_pages);
+	ASSERT_EQ(0, sampler_enable(&smp, true));
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (t->leaf < ls->min_samples &&
+	       elapsed(CLOCK_MONOTONIC, &start) < ls->seconds) {
+		struct leaf_judge jd = { .ls = ls, .t = t };
+		struct timespec run_start;
+		double took;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &run_start);
+		ls->run(_metadata, ls->arg, jd.want);
+		took = elapsed(CLOCK_THREAD_CPUTIME_ID, &run_start);
+		t->runs++;
+		sampler_drain_chains(&smp, leaf_judge_chain, &jd,
+				     &t->not_user, &t->ring);
+		spin_tune(ls->spin, took);
+	}
+	ASSERT_EQ(0, sampler_enable(&smp, false));
+	sampler_close(&smp);
+}
+
+/*
+ * What a leaf session sampled, chains of @n frames, each frame named in
+ * @names.
+ */
+static inline void leaf_tally_log(struct __test_metadata *_metadata,
+				  const struct leaf_tally *t, unsigned int n,
+				  const char * const *names, int width)
+{
+	TH_LOG("%lu runs, %lu samples, %lu in the leaf loop, %lu of them exact",
+	       t->runs, t->ring.samples, t->leaf, t->chains.first_bad[n]);
+	TH_LOG("%lu without a user context, %lu bad records, %lu lost",
+	       t->not_user, t->ring.bad_records, t->ring.lost);
+	chain_tally_log(_metadata, &t->chains, n, "leaf samples", names,
+			width);
+}
+
 #endif /* SAMPLE_HARNESS_H */

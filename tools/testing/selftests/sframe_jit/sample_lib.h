@@ -24,6 +24,17 @@
 #include <linux/sframe.h>
 #include <linux/types.h>
 
+/*
+ * For the C functions of a sampled chain, whose return addresses the
+ * tests compare.
+ */
+#ifdef __clang__
+#define CHAIN_FN __attribute__((__noinline__))
+#else
+/* No inlining, cloning or merging: the function that runs is this one. */
+#define CHAIN_FN __attribute__((__noipa__))
+#endif
+
 #define MAX_ROWS	16	/* frame rows of one emitted function */
 #define MAX_FN_BYTES	256	/* bytes of one emitted function */
 #define FN_ALIGN	64	/* where fn_begin() starts a function */
@@ -242,6 +253,15 @@ struct chain_tally {
 
 unsigned int chain_tally_add(struct chain_tally *ct, unsigned int n,
 			     const __u64 *chain, __u64 nr, const __u64 *want);
+
+/*
+ * Where a return address stored by a C callee must point: just past a
+ * call in @fn, which is smaller than this.
+ */
+static inline bool returns_into(unsigned long ra, const void *fn)
+{
+	return ra > (unsigned long)fn && ra < (unsigned long)fn + 1024;
+}
 
 double elapsed(clockid_t clock, const struct timespec *since);
 void spin_tune(unsigned long *spin, double took);
