@@ -167,9 +167,10 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 /*
  * vmalloc_user() memory, but charged to the memory cgroup of the task
  * that allocates it: the caller, or at fork the parent, whose cgroup
- * the child starts in.
+ * the child starts in.  Not inlined, so that /proc/vmallocinfo names
+ * its caller, a function of this file, as the registry's allocator.
  */
-static void *sframe_jit_vmalloc(unsigned long size)
+static noinline void *sframe_jit_vmalloc(unsigned long size)
 {
 	return __vmalloc_node_range(size, SHMLBA, VMALLOC_START, VMALLOC_END,
 				    GFP_KERNEL_ACCOUNT | __GFP_ZERO,
