@@ -1231,21 +1231,38 @@ static void child_has_unpinned_zeroed_memory(const struct jit_reg *reg)
 	CHILD_EXPECT(range_unregister(reg->start, reg->end) == -ENOENT);
 }
 
+/*
+ * Under the lowered limit, a registry of three quarters of the budget,
+ * so that a copy of it cannot fit beside it.  Returns 0, or -ENOMEM if
+ * other processes of this user already hold too much for it to fit.
+ */
+static int memlock_big_registry(FIXTURE_DATA(memlock) *self,
+				struct jit_reg *reg)
+{
+	int ret;
+
+	if (memlock_lower(self))
+		return -errno;
+	ret = jit_register(self->start, self->end, 1,
+			   self->budget / 4 * 3 / FRE_BYTES, &reg->hdr);
+	if (ret)
+		return ret;
+	reg->start = self->start;
+	reg->end = self->end;
+	reg->size = mapping_size(reg->hdr);
+	return 0;
+}
+
 TEST_F(memlock, fork_past_the_limit_gives_the_child_unpinned_memory)
 {
 	struct jit_reg reg;
 	int ret;
 	pid_t pid;
 
-	ASSERT_EQ(0, memlock_lower(self));
-	ret = jit_register(self->start, self->end, 1,
-			   self->budget / 4 * 3 / FRE_BYTES, &reg.hdr);
+	ret = memlock_big_registry(self, &reg);
 	if (ret == -ENOMEM)
 		SKIP(return, "other processes of this user hold locked memory");
 	ASSERT_EQ(0, ret);
-	reg.start = self->start;
-	reg.end = self->end;
-	reg.size = mapping_size(reg.hdr);
 	ASSERT_LT(self->budget / 2, reg.size);
 	reg.hdr->seq = 2;
 
@@ -1315,15 +1332,10 @@ TEST_F(memlock, forks_and_execs_at_the_limit_pin_nothing_more)
 	int i, ret;
 	pid_t pid;
 
-	ASSERT_EQ(0, memlock_lower(self));
-	ret = jit_register(self->start, self->end, 1,
-			   self->budget / 4 * 3 / FRE_BYTES, &reg.hdr);
+	ret = memlock_big_registry(self, &reg);
 	if (ret == -ENOMEM)
 		SKIP(return, "other processes of this user hold locked memory");
 	ASSERT_EQ(0, ret);
-	reg.start = self->start;
-	reg.end = self->end;
-	reg.size = mapping_size(reg.hdr);
 	for (i = 0; i < FORKS_AND_EXECS; i++) {
 		fflush(stdout);
 		fflush(stderr);
