@@ -1326,7 +1326,8 @@ static int after_exec_pin(void)
 	return pin ? 1 : 0;
 }
 
-TEST_F(memlock, forks_and_execs_at_the_limit_pin_nothing_more)
+/* Minutes on the debug kernel under emulation, past the default 30 s. */
+TEST_F_TIMEOUT(memlock, forks_and_execs_at_the_limit_pin_nothing_more, 600)
 {
 	struct jit_reg reg;
 	int i, ret;
