@@ -23,6 +23,7 @@
 #include <linux/kernel.h>
 #include <linux/limits.h>
 #include <linux/overflow.h>
+#include <linux/sched.h>
 #include <linux/unaligned.h>
 #include <uapi/linux/sframe.h>
 
@@ -207,128 +208,6 @@ int sframe_sec_func(const struct sframe_sec *sec, u32 i,
 	return 0;
 }
 
-/*
- * Walk the rows of one version 1 or 2 function: each must lie inside
- * the frame-row sub-section, start strictly after the previous one and
- * inside the function (or its repeat block), and carry at most 3
- * offsets of a defined width (none marks the outermost frame).
- */
-static int sframe_check_rows(const struct sframe_sec *sec,
-			     const struct sframe_func *fn)
-{
-	unsigned int addr_size = 1U << fn->fre_type;
-	u64 off = fn->fre_off, limit;
-	u32 r, start, prev = 0;
-	const u8 *row;
-	u8 info;
-
-	limit = fn->pcmask ? fn->rep_size : fn->size;
-	for (r = 0; r < fn->num_fres; r++) {
-		if (off + addr_size + 1 > sec->fre_len)
-			return -ENOEXEC;
-		row = sec->data + sec->fre_start + off;
-		if (addr_size == 1)
-			start = row[0];
-		else if (addr_size == 2)
-			start = get_unaligned_le16(row);
-		else
-			start = get_unaligned_le32(row);
-		info = row[addr_size];
-		if ((r && start <= prev) || (limit && start >= limit))
-			return -ENOEXEC;
-		if (SFRAME_FRE_OFFSET_SIZE(info) > 2 ||
-		    SFRAME_FRE_N_OFFSETS(info) > 3)
-			return -ENOEXEC;
-		off += addr_size + 1 + SFRAME_FRE_N_OFFSETS(info) *
-			(1U << SFRAME_FRE_OFFSET_SIZE(info));
-		if (off > sec->fre_len)
-			return -ENOEXEC;
-		prev = start;
-	}
-	return 0;
-}
-
-/**
- * sframe_sec_validate() - check every descriptor of a section once
- * @sec: a section set up by sframe_sec_init().
- *
- * Descriptors must decode, be sorted by start address, not wrap the
- * address space, and (versions 1 and 2) have well-formed rows inside
- * the frame-row sub-section.  The rows of all functions together may
- * not exceed the header's row count, which bounds the work by the
- * section's size.
- *
- * Return: 0, or -ENOEXEC on the first malformed descriptor or row.
- */
-int sframe_sec_validate(const struct sframe_sec *sec)
-{
-	unsigned long prev_start = 0, end;
-	u64 rows = 0;
-	struct sframe_func fn;
-	u32 i;
-	int ret;
-
-	if (sec->num_fres > sec->fre_len / 2)
-		return -ENOEXEC;
-	for (i = 0; i < sec->num_fdes; i++) {
-		ret = sframe_sec_func(sec, i, &fn);
-		if (ret)
-			return ret;
-		if (check_add_overflow(fn.start, (unsigned long)fn.size, &end))
-			return -ENOEXEC;
-		if (i && fn.start < prev_start)
-			return -ENOEXEC;
-		rows += fn.num_fres;
-		if (rows > sec->num_fres)
-			return -ENOEXEC;
-		if (sec->version != SFRAME_VERSION_3) {
-			ret = sframe_check_rows(sec, &fn);
-			if (ret)
-				return ret;
-		}
-		prev_start = fn.start;
-	}
-	return 0;
-}
-
-/*
- * Binary search for the last entry whose key is at or below a target.
- * It checks each key it probes against those probed before: the keys
- * must be sorted (strictly, with @strict) and lie within [@lo_key,
- * @hi_key].  A key out of order ends the search: a table the process
- * left unsorted is malformed, never searched into a wrong entry.
- */
-struct sframe_search {
-	u32 lo;
-	u32 hi;
-	unsigned long lo_key;
-	unsigned long hi_key;
-	bool strict;
-};
-
-static u32 sframe_search_mid(const struct sframe_search *s)
-{
-	return s->lo + (s->hi - s->lo) / 2;
-}
-
-/* Narrow the search by @key, that of entry @mid; false if out of order. */
-static bool sframe_search_step(struct sframe_search *s, u32 mid,
-			       unsigned long key, unsigned long target)
-{
-	if (key <= target) {
-		if (key < s->lo_key || (s->strict && key == s->lo_key))
-			return false;
-		s->lo = mid + 1;
-		s->lo_key = key;
-	} else {
-		if (key > s->hi_key || (s->strict && key == s->hi_key))
-			return false;
-		s->hi = mid;
-		s->hi_key = key;
-	}
-	return true;
-}
-
 /* An unsigned or signed value of 1, 2 or 4 bytes. */
 static u32 sframe_get_uint(const u8 *p, unsigned int size)
 {
@@ -377,6 +256,141 @@ sframe_fre_at(const struct sframe_sec *sec, u64 pos, unsigned int addr_size,
 	fre->len = addr_size + 1 + SFRAME_FRE_N_OFFSETS(fre->info) *
 		   (1U << SFRAME_FRE_OFFSET_SIZE(fre->info));
 	return sec->fre_len - pos >= fre->len;
+}
+
+/*
+ * Most offsets a row may carry: a default row's CFA, RA and FP offsets;
+ * a flexible row (version 3) as many words as its info byte can count,
+ * for sframe_flex_row() to judge at lookup.
+ */
+static unsigned int sframe_max_offsets(const struct sframe_func *fn)
+{
+	return fn->fde_type == SFRAME_FDE_TYPE_FLEX ? 15 : 3;
+}
+
+/*
+ * Walk the rows of one function: each must lie inside the frame-row
+ * sub-section, start strictly after the previous one and inside the
+ * function (or its repeat block), and carry no more offsets than its
+ * kind has, each of a defined width (none marks the outermost frame).
+ */
+static int sframe_check_rows(const struct sframe_sec *sec,
+			     const struct sframe_func *fn)
+{
+	unsigned int addr_size = 1U << fn->fre_type;
+	u64 pos = fn->fre_off;
+	u32 r, limit, prev = 0;
+	struct sframe_fre fre;
+
+	limit = fn->pcmask ? fn->rep_size : fn->size;
+	for (r = 0; r < fn->num_fres; r++) {
+		if (!sframe_fre_at(sec, pos, addr_size, &fre))
+			return -ENOEXEC;
+		if ((r && fre.start <= prev) || (limit && fre.start >= limit))
+			return -ENOEXEC;
+		if (SFRAME_FRE_N_OFFSETS(fre.info) > sframe_max_offsets(fn))
+			return -ENOEXEC;
+		pos += fre.len;
+		prev = fre.start;
+	}
+	return 0;
+}
+
+/*
+ * Validation and conversion run once per section, in process context
+ * with no lock held, over up to SFRAME_ELF_MAX_SIZE bytes: tens of
+ * milliseconds of work.  They let the scheduler in every
+ * SFRAME_RESCHED_WORK functions and rows.
+ */
+#define SFRAME_RESCHED_WORK	0x10000U
+
+static void sframe_work_done(u32 *work, u32 n)
+{
+	*work += n;
+	if (*work >= SFRAME_RESCHED_WORK) {
+		*work = 0;
+		cond_resched();
+	}
+}
+
+/**
+ * sframe_sec_validate() - check every descriptor of a section once
+ * @sec: a section set up by sframe_sec_init().
+ *
+ * Descriptors must decode, be sorted by start address, not wrap the
+ * address space, and (versions 1 and 2) have well-formed rows inside
+ * the frame-row sub-section.  The rows of all functions together may
+ * not exceed the header's row count, which bounds the work by the
+ * section's size.
+ *
+ * Return: 0, or -ENOEXEC on the first malformed descriptor or row.
+ */
+int sframe_sec_validate(const struct sframe_sec *sec)
+{
+	unsigned long prev_start = 0, end;
+	struct sframe_func fn;
+	u32 i, work = 0;
+	u64 rows = 0;
+	int ret;
+
+	if (sec->num_fres > sec->fre_len / 2)
+		return -ENOEXEC;
+	for (i = 0; i < sec->num_fdes; i++) {
+		ret = sframe_sec_func(sec, i, &fn);
+		if (ret)
+			return ret;
+		if (check_add_overflow(fn.start, (unsigned long)fn.size, &end))
+			return -ENOEXEC;
+		if (i && fn.start < prev_start)
+			return -ENOEXEC;
+		rows += fn.num_fres;
+		if (rows > sec->num_fres)
+			return -ENOEXEC;
+		ret = sframe_check_rows(sec, &fn);
+		if (ret)
+			return ret;
+		prev_start = fn.start;
+		sframe_work_done(&work, 1 + fn.num_fres);
+	}
+	return 0;
+}
+
+/*
+ * Binary search for the last entry whose key is at or below a target.
+ * It checks each key it probes against those probed before: the keys
+ * must be sorted (strictly, with @strict) and lie within [@lo_key,
+ * @hi_key].  A key out of order ends the search: a table the process
+ * left unsorted is malformed, never searched into a wrong entry.
+ */
+struct sframe_search {
+	u32 lo;
+	u32 hi;
+	unsigned long lo_key;
+	unsigned long hi_key;
+	bool strict;
+};
+
+static u32 sframe_search_mid(const struct sframe_search *s)
+{
+	return s->lo + (s->hi - s->lo) / 2;
+}
+
+/* Narrow the search by @key, that of entry @mid; false if out of order. */
+static bool sframe_search_step(struct sframe_search *s, u32 mid,
+			       unsigned long key, unsigned long target)
+{
+	if (key <= target) {
+		if (key < s->lo_key || (s->strict && key == s->lo_key))
+			return false;
+		s->lo = mid + 1;
+		s->lo_key = key;
+	} else {
+		if (key > s->hi_key || (s->strict && key == s->hi_key))
+			return false;
+		s->hi = mid;
+		s->hi_key = key;
+	}
+	return true;
 }
 
 /*
@@ -786,8 +800,8 @@ static int sframe_table_add_func(const struct sframe_sec *sec,
 int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
 		       size_t size)
 {
+	u32 i, work = 0;
 	size_t need;
-	u32 i;
 	int ret;
 
 	ret = sframe_table_size(sec, &need);
@@ -804,6 +818,7 @@ int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
 		ret = sframe_table_add_func(sec, t, i);
 		if (ret)
 			return ret;
+		sframe_work_done(&work, 1 + t->funcs[i].nr);
 	}
 	return 0;
 }

@@ -19,7 +19,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+#include <linux/sched.h>
 
 #include "sframe.h"
 #include "sframe_test_cases.h"
@@ -254,6 +257,83 @@ static void run_many_case(const struct sframe_test_many *c)
 	} else {
 		report("caps", c->name, NULL);
 	}
+	free(t);
+	free(buf);
+}
+
+/*
+ * Validation walks every row of every version.  Each case below names a
+ * case of sframe_test_elf_cases; its section, patched as the case says,
+ * must validate as the entry says.
+ */
+static const struct {
+	const char *name;
+	int validate;
+} validate_cases[] = {
+	{ "v3: regular descriptor", 0 },
+	{ "v3 flexible: four-word base section", 0 },
+	{ "v3: a row out of order leaves the rows before it", -ENOEXEC },
+	{ "v3: a bad first row makes the whole function malformed",
+	  -ENOEXEC },
+};
+
+static void run_validate_case(const char *name, int want)
+{
+	const struct sframe_test_elf *c = NULL;
+	struct sframe_sec sec;
+	size_t i;
+	int err;
+	u8 *buf;
+
+	for (i = 0; i < ARRAY_SIZE(sframe_test_elf_cases) && !c; i++)
+		if (!strcmp(sframe_test_elf_cases[i].name, name))
+			c = &sframe_test_elf_cases[i];
+	buf = c ? malloc(c->size) : NULL;
+	if (!buf || !sframe_test_elf_bytes(c, buf)) {
+		report("validate", name, "no such case");
+		free(buf);
+		return;
+	}
+	err = sframe_sec_init(&sec, buf, c->size, SFT_BASE);
+	if (!err)
+		err = sframe_sec_validate(&sec);
+	report("validate", name, err == want ? NULL :
+	       "sframe_sec_validate() %d, expected %d", err, want);
+	free(buf);
+}
+
+/*
+ * A section of 2^16 rows or more lets the scheduler in while it is
+ * validated and again while it is converted (the shim counts the calls
+ * to cond_resched()).
+ */
+static void run_resched_case(void)
+{
+	const struct sframe_test_many *c = &sframe_test_many_cases[0];
+	size_t size = sframe_test_many_size(c);
+	unsigned long before, validated;
+	struct sframe_table *t;
+	struct sframe_sec sec;
+	u8 *buf = malloc(size);
+	int err = -ENOMEM;
+
+	if (buf) {
+		sframe_test_many_fill(c, buf);
+		err = sframe_sec_init(&sec, buf, size, SFT_BASE);
+	}
+	before = sframe_shim_resched_calls;
+	if (!err)
+		err = sframe_sec_validate(&sec);
+	validated = sframe_shim_resched_calls;
+	t = err ? NULL : table_of(&sec, &err);
+	if (err)
+		report("resched", c->name, "the section failed: %d", err);
+	else if (validated == before)
+		report("resched", c->name, "validation never rescheduled");
+	else if (sframe_shim_resched_calls == validated)
+		report("resched", c->name, "conversion never rescheduled");
+	else
+		report("resched", c->name, NULL);
 	free(t);
 	free(buf);
 }
@@ -705,6 +785,10 @@ int main(int argc, char **argv)
 		run_elf_case(&sframe_test_elf_cases[i]);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_many_cases); i++)
 		run_many_case(&sframe_test_many_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(validate_cases); i++)
+		run_validate_case(validate_cases[i].name,
+				  validate_cases[i].validate);
+	run_resched_case();
 	for (i = 0; i < ARRAY_SIZE(sframe_test_jit_cases); i++)
 		run_jit_case(&sframe_test_jit_cases[i]);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_apply_cases); i++)
