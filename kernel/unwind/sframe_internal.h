@@ -36,6 +36,9 @@ enum sframe_region_kind {
  * @kind: which of @jit and @elf is valid.
  * @jit: the JIT registry that describes the range.
  * @elf: the ELF section that describes the range.
+ * @bias: for @elf, where this process has the section less where the
+ *	copy's table has it: processes sharing a copy map it at different
+ *	addresses.
  * @rcu: frees the entry after NMI-context readers are done with it.
  *
  * Entries are immutable once published; changing one means replacing it.
@@ -48,6 +51,7 @@ struct sframe_region {
 		struct sframe_jit_reg *jit;
 		struct sframe_elf_copy *elf;
 	};
+	unsigned long bias;
 	struct rcu_head rcu;
 };
 
@@ -95,18 +99,42 @@ struct sframe_jit_reg {
 };
 
 /**
+ * struct sframe_elf_key - what processes sharing a section copy map
+ * @inode: the file the section is mapped from; only compared, never
+ *	dereferenced, as the copy does not pin it.
+ * @pos: the section's offset in the file.
+ * @user: the user charged for the copy; copies are shared only between
+ *	the processes of one user.
+ *
+ * A key only finds a candidate: sharing also needs the bytes to match.
+ */
+struct sframe_elf_key {
+	const struct inode *inode;
+	loff_t pos;
+	const struct user_struct *user;
+};
+
+/**
  * struct sframe_elf_copy - a validated private copy of an ELF .sframe
- * @ref: one per index entry; entries of forked children share the copy.
- * @sec: the parsed header, pointing into @data.
+ * @ref: one per index entry; processes mapping the same file and forked
+ *	children share the copy.
+ * @sec: the parsed header, pointing into @data; its base is where the
+ *	section was in the process that made the copy.
  * @table: the section converted for lookups (kvmalloc()ed).
- * @rcu: frees the copy after the last reader.
+ * @user: the user charged for @pages of locked memory.
+ * @pages: the copy's and the table's size, in pages, rounded up.
+ * @key: where the section came from, if the copy can be shared.
+ * @node: in the table of shareable copies while it can be found there.
  * @data: the section's bytes.
  */
 struct sframe_elf_copy {
 	refcount_t ref;
 	struct sframe_sec sec;
 	struct sframe_table *table;
-	struct rcu_head rcu;
+	struct user_struct *user;
+	unsigned long pages;
+	struct sframe_elf_key key;
+	struct hlist_node node;
 	u8 data[];
 };
 
@@ -139,9 +167,14 @@ bool sframe_jit_is_mapping(const struct vm_area_struct *vma);
 struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 				       struct vm_area_struct *vma);
 
+/* sframe_charge.c: locked memory. */
+int sframe_charge(struct user_struct *user, unsigned long pages);
+void sframe_uncharge(struct user_struct *user, unsigned long pages);
+
 /* sframe_elf.c: validated section copies. */
-struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
-					unsigned long size);
+struct sframe_elf_copy *sframe_elf_get(unsigned long addr,
+				       unsigned long size,
+				       const struct sframe_elf_key *key);
 void sframe_elf_put(struct sframe_elf_copy *elf);
 
 #endif /* _KERNEL_UNWIND_SFRAME_INTERNAL_H */

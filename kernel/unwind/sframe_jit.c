@@ -11,78 +11,17 @@
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
 #include <linux/anon_inodes.h>
-#include <linux/init.h>
-#include <linux/capability.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/sched/mm.h>
-#include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
-#include <linux/sysctl.h>
 #include <linux/vmalloc.h>
 #include <uapi/linux/sframe.h>
 
 #include "sframe_internal.h"
-
-/*
- * Registry pages each user may pin beyond its RLIMIT_MEMLOCK, as perf
- * grants perf_event_mlock_kb for its buffers: at Debian's default 8 MiB
- * limit a JIT of 100,000 small functions needs about 9 MiB, and growing
- * its registry by replacement briefly holds the old one as well.
- */
-static unsigned int sysctl_sframe_user_mlock_kb = 8192;
-
-static struct ctl_table sframe_jit_sysctls[] = {
-	{
-		.procname	= "sframe_user_mlock_kb",
-		.data		= &sysctl_sframe_user_mlock_kb,
-		.maxlen		= sizeof(unsigned int),
-		.mode		= 0644,
-		.proc_handler	= proc_douintvec,
-	},
-};
-
-static int __init sframe_jit_init(void)
-{
-	register_sysctl_init("kernel", sframe_jit_sysctls);
-	return 0;
-}
-late_initcall(sframe_jit_init);
-
-/* The user's registry pages may reach this: RLIMIT_MEMLOCK and more. */
-static unsigned long sframe_mlock_limit(void)
-{
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long extra = READ_ONCE(sysctl_sframe_user_mlock_kb) >>
-			      (PAGE_SHIFT - 10);
-
-	return size_add(limit, extra);
-}
-
-/*
- * Memory accounting, as for io_uring rings: the user's locked_vm, held
- * to sframe_mlock_limit().  -EDQUOT tells the limit apart from a failed
- * allocation.
- */
-static int sframe_charge(struct user_struct *user, unsigned long pages)
-{
-	unsigned long limit, cur, new;
-
-	if (capable(CAP_IPC_LOCK)) {
-		atomic_long_add(pages, &user->locked_vm);
-		return 0;
-	}
-	limit = sframe_mlock_limit();
-	cur = atomic_long_read(&user->locked_vm);
-	do {
-		if (check_add_overflow(cur, pages, &new) || new > limit)
-			return -EDQUOT;
-	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
-	return 0;
-}
 
 /*
  * The registry's memory for the kernel to write: the view keeps it
@@ -93,11 +32,11 @@ static void *sframe_jit_mem(const struct sframe_jit_reg *reg)
 	return (void *)reg->view.base;
 }
 
-static void sframe_uncharge(struct sframe_jit_reg *reg)
+static void sframe_jit_uncharge(struct sframe_jit_reg *reg)
 {
 	unsigned long pages = reg->size >> PAGE_SHIFT;
 
-	atomic_long_sub(pages, &reg->user->locked_vm);
+	sframe_uncharge(reg->user, pages);
 	free_uid(reg->user);
 	atomic64_sub(pages, &reg->acct_mm->pinned_vm);
 	mmdrop(reg->acct_mm);
@@ -113,7 +52,7 @@ static void sframe_jit_free_work(struct work_struct *work)
 	for (off = 0; off < reg->size; off += PAGE_SIZE)
 		vmalloc_to_page(reg->view.base + off)->mapping = NULL;
 	vfree(reg->view.base);
-	sframe_uncharge(reg);
+	sframe_jit_uncharge(reg);
 	kfree(reg);
 }
 
@@ -234,7 +173,7 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 	return reg;
 
 uncharge:
-	atomic_long_sub(size >> PAGE_SHIFT, &reg->user->locked_vm);
+	sframe_uncharge(reg->user, size >> PAGE_SHIFT);
 free_reg:
 	free_uid(reg->user);
 	kfree(reg);

@@ -82,7 +82,7 @@ int sframe_region_find(struct sframe_region *r, unsigned long pc,
 	enum sframe_find_result res;
 
 	if (r->kind == SFRAME_REGION_ELF)
-		return sframe_table_find(r->elf->table, pc, row);
+		return sframe_table_find(r->elf->table, pc - r->bias, row);
 	res = sframe_jit_find(&r->jit->view, pc, row);
 	sframe_jit_count(r->jit, res);
 	return res;

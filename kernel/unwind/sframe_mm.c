@@ -228,6 +228,7 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
 		return -ENOMEM;
 	nr->kind = SFRAME_REGION_ELF;
 	nr->elf = r->elf;
+	nr->bias = r->bias;
 	refcount_inc(&nr->elf->ref);
 	err = sframe_index_insert(smm, nr);
 	if (err) {

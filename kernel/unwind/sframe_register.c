@@ -8,6 +8,7 @@
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -161,20 +162,50 @@ static bool sframe_text_is_exec(struct mm_struct *mm, unsigned long start,
 	return false;
 }
 
+/*
+ * The file and offset the section at @addr is mapped from, if one
+ * mapping of a file holds all of it: processes that map the same
+ * section may share one copy of it.
+ */
+static bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
+			   unsigned long size, struct sframe_elf_key *key)
+{
+	struct vm_area_struct *vma;
+	bool found = false;
+
+	if (mmap_read_lock_killable(mm))
+		return false;
+	vma = vma_lookup(mm, addr);
+	if (vma && vma->vm_file && size <= vma->vm_end - addr) {
+		key->inode = file_inode(vma->vm_file);
+		key->pos = ((loff_t)vma->vm_pgoff << PAGE_SHIFT) +
+			   (addr - vma->vm_start);
+		key->user = current_user();
+		found = true;
+	}
+	mmap_read_unlock(mm);
+	return found;
+}
+
 static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 			  unsigned long sec_size, unsigned long start,
 			  unsigned long end)
 {
 	struct sframe_elf_copy *elf;
+	struct sframe_elf_key key;
 	struct sframe_region *r;
 	struct sframe_mm *smm;
+	bool keyed;
 	int err;
 
 	if (!sframe_range_ok(start, end))
 		return -EINVAL;
 	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_ELF_MAX_SIZE)
 		return -EINVAL;
-	elf = sframe_elf_load(sec_addr, sec_size);
+	keyed = sframe_elf_key(mm, sec_addr, sec_size, &key);
+	elf = sframe_elf_get(sec_addr, sec_size, keyed ? &key : NULL);
+	if (PTR_ERR(elf) == -EDQUOT)
+		return -ENOMEM;
 	if (IS_ERR(elf))
 		return PTR_ERR(elf);
 	err = -ENOMEM;
@@ -183,6 +214,7 @@ static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 		goto put_elf;
 	r->kind = SFRAME_REGION_ELF;
 	r->elf = elf;
+	r->bias = sec_addr - elf->sec.base;
 
 	err = -EINTR;
 	if (mmap_write_lock_killable(mm))

@@ -23,8 +23,12 @@
  */
 #include <assert.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include "sample_harness.h"
 #include "elf_sample.h"
@@ -489,4 +493,141 @@ TEST_F_TIMEOUT(elf, an_unregistered_library_breaks_the_chain_at_its_frame,
 	expect_chains(_metadata, LIBRARY, &t, 3);
 }
 
-TEST_HARNESS_MAIN
+/*
+ * A second process of the program, exec'd while this one runs, shares
+ * this one's copy of the section, which its binfmt_elf registration made
+ * for another load address: the copy's lookups are biased by the
+ * distance between the two.  The child execs with no locked memory to
+ * spare (RLIMIT_MEMLOCK 0, kernel.sframe_user_mlock_kb 0, no
+ * CAP_IPC_LOCK), so its section is registered only if it shares the
+ * copy; then it lifts its limit for perf's ring buffer and runs the
+ * exact-chain test above on itself.
+ */
+#define SECOND_EXEC		"--sframe-second-exec"
+#define ALLOWANCE_SYSCTL	"/proc/sys/kernel/sframe_user_mlock_kb"
+#define EXACT_CHAIN_TEST \
+	"elf.the_exec_time_sframe_gives_exact_chains_through_c_without_frame_pointers"
+
+static int sysctl_swap(const char *path, const char *val, char *old,
+		       size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, old, size - 1);
+	if (n > 0) {
+		old[n] = '\0';
+		n = pwrite(fd, val, strlen(val), 0);
+	}
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+static void drop_ipc_lock_for_good(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
+	struct rlimit rl;
+
+	if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) ||
+	    syscall(SYS_capget, &head, data))
+		_exit(30);
+	data[i].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	data[i].permitted &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	data[i].inheritable &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+	if (syscall(SYS_capset, &head, data) || getrlimit(RLIMIT_MEMLOCK, &rl))
+		_exit(31);
+	rl.rlim_cur = 0;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		_exit(32);
+}
+
+/* Print what the child wrote, as diagnostics of this test. */
+static void dump_output(int fd)
+{
+	char line[512];
+	FILE *f;
+
+	lseek(fd, 0, SEEK_SET);
+	f = fdopen(dup(fd), "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		printf("#   %s", line);
+	fclose(f);
+}
+
+TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact_chains,
+	       120)
+{
+	char saved[32] = "";
+	int out, status = -1, swapped;
+	pid_t pid;
+
+	out = memfd_create("second_exec_output", 0);
+	ASSERT_LE(0, out);
+	swapped = sysctl_swap(ALLOWANCE_SYSCTL, "0\n", saved, sizeof(saved));
+	if (swapped)
+		SKIP(return, "cannot set %s (not root?)", ALLOWANCE_SYSCTL);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		drop_ipc_lock_for_good();
+		dup2(out, STDOUT_FILENO);
+		dup2(out, STDERR_FILENO);
+		execl("/proc/self/exe", "elf_sample_test", SECOND_EXEC, "-r",
+		      EXACT_CHAIN_TEST, (char *)NULL);
+		_exit(33);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	/* Put the allowance back before anything can end the test. */
+	ASSERT_EQ(0, sysctl_swap(ALLOWANCE_SYSCTL, saved, (char [32]){},
+				 32));
+	ASSERT_LT(0, pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		dump_output(out);
+	close(out);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * In the second process: its section must have been registered at exec
+ * with no charge; then perf needs its usual limit back.
+ */
+static int second_exec(int argc, char **argv)
+{
+	struct self_sframe me;
+	struct rlimit rl;
+	int ret;
+
+	if (!self_sframe_find(&me))
+		return 40;
+	ret = self_elf_register(&me);
+	if (ret != -EEXIST) {
+		printf("second exec: SFRAME_REGISTER_ELF of its own section gave %d, not -EEXIST: not registered at exec\n",
+		       ret);
+		return 41;
+	}
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return 42;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return 43;
+	argv[1] = argv[0];
+	return test_harness_run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], SECOND_EXEC))
+		return second_exec(argc, argv);
+	return test_harness_run(argc, argv);
+}

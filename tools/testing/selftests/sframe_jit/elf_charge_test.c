@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ELF section copies are charged to the user's locked memory, once per
+ * copy: processes of one user that map the same section of the same
+ * file, and forked children, share one copy; a copy of the file, or
+ * another user, gets a copy of its own, charged again.
+ *
+ * Each test runs with RLIMIT_MEMLOCK at 0, kernel.sframe_user_mlock_kb
+ * at 0 and no CAP_IPC_LOCK, in this process and in what it execs: any
+ * new charge fails there, so a registration that succeeds charged
+ * nothing.  This program carries a PT_GNU_SFRAME segment, registered
+ * at its exec while the limit was not yet lowered; a process that
+ * execs it again finds out with EXEC_CHECK whether binfmt_elf
+ * registered its section (SFRAME_REGISTER_ELF of it then fails with
+ * EEXIST) or could not for want of locked memory (it fails with ENOMEM).
+ */
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "sframe_test.h"
+
+#define ALLOWANCE_SYSCTL	"/proc/sys/kernel/sframe_user_mlock_kb"
+#define EXEC_CHECK		"--sframe-elf-charge-check"
+#define FORKS			100
+#define NOBODY			65534
+
+#ifndef MFD_EXEC
+#define MFD_EXEC		0x0010U
+#endif
+
+/* What the exec'd program reports through its exit status. */
+enum exec_result {
+	EXEC_REGISTERED,	/* binfmt_elf registered the section */
+	EXEC_NO_MEMORY,		/* it did not, and registering it is ENOMEM */
+	EXEC_OTHER,		/* anything else */
+	EXEC_FAILED = 20,	/* the exec itself failed */
+};
+
+/*
+ * In the exec'd image: was the section registered at exec?  With a
+ * descriptor in @wait_fd, stay until it reads end of file, so that the
+ * copy stays in use.
+ */
+static int exec_check(const char *wait_fd)
+{
+	struct self_sframe me;
+	char c;
+	int ret;
+
+	if (!self_sframe_find(&me))
+		return EXEC_OTHER;
+	ret = self_elf_register(&me);
+	if (wait_fd)
+		while (read(atoi(wait_fd), &c, 1) > 0)
+			;
+	if (ret == -EEXIST)
+		return EXEC_REGISTERED;
+	return ret == -ENOMEM ? EXEC_NO_MEMORY : EXEC_OTHER;
+}
+
+static int read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return 0;
+}
+
+static int write_file(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+/*
+ * Give up CAP_IPC_LOCK for good: out of the bounding set too, or root
+ * would have it again after exec.
+ */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
+	__u32 bit = CAP_TO_MASK(CAP_IPC_LOCK);
+
+	if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_capget, &head, data))
+		return -errno;
+	data[i].effective &= ~bit;
+	data[i].permitted &= ~bit;
+	data[i].inheritable &= ~bit;
+	if (syscall(SYS_capset, &head, data))
+		return -errno;
+	return 0;
+}
+
+/* The soft limit at @cur, or at the hard limit with MEMLOCK_MAX. */
+#define MEMLOCK_MAX		((rlim_t)-2)
+
+static int memlock_set(rlim_t cur)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	rl.rlim_cur = cur == MEMLOCK_MAX ? rl.rlim_max : cur;
+	return setrlimit(RLIMIT_MEMLOCK, &rl) ? -errno : 0;
+}
+
+/* A copy of this program in a memfd: the same bytes, another inode. */
+static int self_copy_fd(void)
+{
+	char buf[65536];
+	ssize_t n;
+	int in, out;
+
+	in = open("/proc/self/exe", O_RDONLY);
+	if (in < 0)
+		return -1;
+	out = memfd_create("elf_charge_copy", MFD_EXEC);
+	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			n = -1;
+	close(in);
+	if (out >= 0 && n < 0) {
+		close(out);
+		out = -1;
+	}
+	return out;
+}
+
+/* Run @path with EXEC_CHECK in a child; its exit status, or -1. */
+static int exec_result(const char *path, uid_t uid)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (uid && setuid(uid))
+			_exit(EXEC_FAILED);
+		execl(path, "elf_charge_test", EXEC_CHECK, (char *)NULL);
+		_exit(EXEC_FAILED);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+FIXTURE(elf_charge) {
+	char saved[32];
+	bool restore;
+	struct self_sframe me;
+};
+
+FIXTURE_SETUP(elf_charge)
+{
+	int ret;
+
+	if (sframe_skip(_metadata))
+		return;
+	if (!self_sframe_find(&self->me))
+		SKIP(return, NO_SFRAME_SEGMENT);
+	if (self_elf_register(&self->me) != -EEXIST)
+		SKIP(return, "binfmt_elf did not register this program");
+	if (read_file(ALLOWANCE_SYSCTL, self->saved, sizeof(self->saved)))
+		SKIP(return, "cannot read %s", ALLOWANCE_SYSCTL);
+	if (write_file(ALLOWANCE_SYSCTL, "0\n"))
+		SKIP(return, "cannot write %s (not root?)", ALLOWANCE_SYSCTL);
+	self->restore = true;
+	ret = drop_ipc_lock();
+	if (ret)
+		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
+	ASSERT_EQ(0, memlock_set(0));
+}
+
+FIXTURE_TEARDOWN_PARENT(elf_charge)
+{
+	if (self->restore)
+		EXPECT_EQ(0, write_file(ALLOWANCE_SYSCTL, self->saved));
+}
+
+/* A copy of a section in anonymous memory is charged, and refused. */
+TEST_F(elf_charge, copy_is_charged_to_locked_memory)
+{
+	struct sframe_copy c;
+
+	if (sframe_copy_make(&self->me, &c, true))
+		SKIP(return, NO_SFRAME_COPY);
+	EXPECT_EQ(-ENOMEM, copy_elf_register(&c));
+	EXPECT_FALSE(range_is_registered(c.text_start, c.text_end));
+	ASSERT_EQ(0, memlock_set(MEMLOCK_MAX));
+	EXPECT_EQ(0, copy_elf_register(&c));
+}
+
+/* Exec'ing the same file again shares this process's copy. */
+TEST_F(elf_charge, exec_of_the_same_file_shares_its_copy)
+{
+	EXPECT_EQ(EXEC_REGISTERED, exec_result("/proc/self/exe", 0));
+}
+
+/* The same bytes in another file make a copy of their own. */
+TEST_F(elf_charge, exec_of_a_copy_of_the_file_is_charged)
+{
+	char path[64];
+	int fd = self_copy_fd();
+
+	ASSERT_LE(0, fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	EXPECT_EQ(EXEC_NO_MEMORY, exec_result(path, 0));
+	ASSERT_EQ(0, memlock_set(MEMLOCK_MAX));
+	EXPECT_EQ(EXEC_REGISTERED, exec_result(path, 0));
+	close(fd);
+}
+
+/* Another user's exec of the same file is charged to that user. */
+TEST_F(elf_charge, copies_are_not_shared_between_users)
+{
+	int ret = exec_result("/proc/self/exe", NOBODY);
+
+	if (ret == EXEC_FAILED)
+		SKIP(return, "user %d cannot run this program", NOBODY);
+	EXPECT_EQ(EXEC_NO_MEMORY, ret);
+}
+
+/*
+ * At the limit, a hundred forks and a hundred execs of this program,
+ * all alive at once, each registered: none of them was charged.
+ */
+TEST_F_TIMEOUT(elf_charge, forks_and_execs_at_the_limit_charge_nothing, 600)
+{
+	struct sframe_copy c;
+	int i, status, pipefd[2];
+	char fd[16];
+	pid_t pids[FORKS];
+
+	if (sframe_copy_make(&self->me, &c, true))
+		SKIP(return, NO_SFRAME_COPY);
+	ASSERT_EQ(0, pipe(pipefd));
+	snprintf(fd, sizeof(fd), "%d", pipefd[0]);
+	for (i = 0; i < FORKS; i++) {
+		fflush(stdout);
+		fflush(stderr);
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (pids[i] == 0) {
+			close(pipefd[1]);
+			if (self_elf_register(&self->me) != -EEXIST)
+				_exit(EXEC_OTHER);
+			execl("/proc/self/exe", "elf_charge_test", EXEC_CHECK,
+			      fd, (char *)NULL);
+			_exit(EXEC_FAILED);
+		}
+	}
+	/* With all of them alive, a new copy still does not fit. */
+	EXPECT_EQ(-ENOMEM, copy_elf_register(&c));
+	close(pipefd[1]);
+	for (i = 0; i < FORKS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(EXEC_REGISTERED, WEXITSTATUS(status))
+			TH_LOG("child %d", i);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], EXEC_CHECK))
+		return exec_check(argc > 2 ? argv[2] : NULL);
+	return test_harness_run(argc, argv);
+}
