@@ -1002,7 +1002,9 @@ static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
 	u8 cfa_base = READ_ONCE(fre->cfa_base);
 	u8 flags = READ_ONCE(fre->flags);
 
-	if (flags & ~(SFRAME_JIT_FRE_FP_SAVED | SFRAME_JIT_FRE_RA_UNDEFINED))
+	/* Reserved bits are refused, so that they can be given a meaning. */
+	if (READ_ONCE(fre->reserved) ||
+	    flags & ~(SFRAME_JIT_FRE_FP_SAVED | SFRAME_JIT_FRE_RA_UNDEFINED))
 		return SFRAME_FIND_MALFORMED;
 	if (cfa_base != SFRAME_JIT_CFA_SP && cfa_base != SFRAME_JIT_CFA_FP)
 		return SFRAME_FIND_MALFORMED;
@@ -1130,7 +1132,8 @@ sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
  * those it probes are sorted, then the function's rows.  It reads every
  * descriptor and row field it uses once, and only inside the areas @v
  * describes.  The header's seq is read before and after: odd, or changed
- * meanwhile, the result is SFRAME_FIND_RETRY, whatever was found.  The
+ * meanwhile, the result is SFRAME_FIND_RETRY, whatever was found.  A
+ * header whose reserved0 is not zero makes every lookup malformed.  The
  * lookup neither loops on seq nor waits.  Safe in NMI context.
  *
  * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no published function
@@ -1150,6 +1153,9 @@ enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
 	seq = READ_ONCE(hdr->seq);
 	if (seq & 1)
 		return SFRAME_FIND_RETRY;
+	/* A field a later version may give a meaning must be zero now. */
+	if (READ_ONCE(hdr->reserved0))
+		return SFRAME_FIND_MALFORMED;
 	/* Pairs with the writer's ordering of seq before its rewrite. */
 	smp_rmb();
 	/* Pairs with the store-release that publishes a descriptor. */

@@ -28,7 +28,7 @@ static bool sframe_range_ok(u64 start, u64 end)
 
 static int sframe_check_jit_args(const struct sframe_jit_args *args)
 {
-	if (args->flags)
+	if (args->flags || args->reserved)
 		return -EINVAL;
 	if (!sframe_range_ok(args->text_start, args->text_end))
 		return -EINVAL;
@@ -319,11 +319,11 @@ SYSCALL_DEFINE3(sframe_register, unsigned int, op, void __user *, uargs,
 				       SFRAME_ELF_ARGS_SIZE_VER0);
 		if (err)
 			return err;
-		if (a.elf.flags)
+		if (a.elf.text_size > TASK_SIZE)
 			return -EINVAL;
-		return sframe_add_elf(current->mm, a.elf.sframe_addr,
+		return sframe_add_elf(current->mm, a.elf.sframe_start,
 				      a.elf.sframe_size, a.elf.text_start,
-				      a.elf.text_end);
+				      a.elf.text_start + a.elf.text_size);
 	case SFRAME_UNREGISTER:
 		err = sframe_copy_args(&a.unreg, sizeof(a.unreg), uargs, usize,
 				       SFRAME_UNREGISTER_ARGS_SIZE_VER0);

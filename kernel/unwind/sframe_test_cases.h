@@ -822,6 +822,7 @@ struct sframe_test_jit {
 	u32 fre_cap;
 	u32 fde_count;
 	u32 seq;
+	u32 reserved0;
 	unsigned long pc;
 	enum sframe_find_result result;
 	struct sframe_row row;
@@ -1088,6 +1089,25 @@ static const struct sframe_test_jit sframe_test_jit_cases[] = {
 		       SFT_JROW_ODD(2, SFRAME_JIT_CFA_SP, 0x4), SFT_JROW(3)),
 	  .fde_count = 1, .seq = 0, .pc = SFT_F0 + 2,
 	  .result = SFRAME_FIND_MALFORMED },
+	{ "malformed: a row's reserved field is not zero",
+	  SFT_JIT_ROWS(SFT_JROW(0), SFT_JROW(1),
+		       { .start_off = 2, .cfa_base = SFRAME_JIT_CFA_SP,
+			 .cfa_off = 8, .ra_off = -8, .reserved = 0x100 },
+		       SFT_JROW(3)),
+	  .fde_count = 1, .seq = 0, .pc = SFT_F0 + 2,
+	  .result = SFRAME_FIND_MALFORMED },
+	{ "the row before one with a reserved field still hits",
+	  SFT_JIT_ROWS(SFT_JROW(0), SFT_JROW(1),
+		       { .start_off = 2, .cfa_base = SFRAME_JIT_CFA_SP,
+			 .cfa_off = 8, .ra_off = -8, .reserved = 0x100 },
+		       SFT_JROW(3)),
+	  .fde_count = 1, .seq = 0, .pc = SFT_F0 + 1,
+	  .result = SFRAME_FIND_HIT,
+	  .row = { .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 8,
+		   .ra_off = -8 } },
+	{ "malformed: the header's reserved0 is not zero", SFT_JIT_STD,
+	  .fde_count = 4, .seq = 0, .reserved0 = 1, .pc = SFT_F0,
+	  .result = SFRAME_FIND_MALFORMED },
 };
 
 /**
@@ -1193,6 +1213,7 @@ static inline void sframe_test_jit_fill(void *buf,
 	hdr->text_end = ULONG_MAX;
 	hdr->fde_count = c->fde_count;
 	hdr->seq = c->seq;
+	hdr->reserved0 = c->reserved0;
 }
 
 /* Are two rows the same? */

@@ -39,7 +39,8 @@ enum sframe_op {
 	SFRAME_REPLACE_JIT	= 2,
 	/*
 	 * Register an ELF .sframe section already mapped in the caller for
-	 * the code in [text_start, text_end) (struct sframe_elf_args).
+	 * the code in [text_start, text_start + text_size) (struct
+	 * sframe_elf_args).
 	 * Returns 0.
 	 */
 	SFRAME_REGISTER_ELF	= 3,
@@ -60,25 +61,33 @@ enum sframe_op {
  *	1 to SFRAME_JIT_MAX_FDES.
  * @fre_capacity: number of frame rows the registry holds, 1 to
  *	SFRAME_JIT_MAX_FRES.
- * @flags: must be 0.
+ * @flags: must be 0: no registration flags are defined yet.  32 bits,
+ *	as the registry header's copy of them is.
+ * @reserved: must be 0.
  */
 struct sframe_jit_args {
 	__aligned_u64 text_start;
 	__aligned_u64 text_end;
 	__u32 fde_capacity;
 	__u32 fre_capacity;
-	__aligned_u64 flags;
+	__u32 flags;
+	__u32 reserved;
 };
 
 #define SFRAME_JIT_ARGS_SIZE_VER0	32
 
 /**
  * struct sframe_elf_args - SFRAME_REGISTER_ELF
- * @sframe_addr: address of the .sframe section in the caller's memory.
+ * @sframe_start: address of the .sframe section in the caller's memory.
  * @sframe_size: its size in bytes, at most SFRAME_ELF_MAX_SIZE.
  * @text_start: first byte of the code the section describes.
- * @text_end: end (exclusive) of that code.
- * @flags: must be 0.
+ * @text_size: bytes of that code, at least 1; the range must end inside
+ *	the user address space.
+ *
+ * The fields, in this order and with this meaning, are those of the
+ * struct that the sframe_register() proposed for dynamic loaders takes
+ * (Documentation/userspace-api/sframe.rst says how the two relate); the
+ * structure grows by its size, as the others here do.
  *
  * The kernel validates the section and keeps a private copy of it, so
  * the caller may unmap or change the section afterwards without effect.
@@ -86,14 +95,13 @@ struct sframe_jit_args {
  * range; descriptors outside it are never used.
  */
 struct sframe_elf_args {
-	__aligned_u64 sframe_addr;
+	__aligned_u64 sframe_start;
 	__aligned_u64 sframe_size;
 	__aligned_u64 text_start;
-	__aligned_u64 text_end;
-	__aligned_u64 flags;
+	__aligned_u64 text_size;
 };
 
-#define SFRAME_ELF_ARGS_SIZE_VER0	40
+#define SFRAME_ELF_ARGS_SIZE_VER0	32
 
 /**
  * struct sframe_unregister_args - SFRAME_UNREGISTER
@@ -191,7 +199,9 @@ struct sframe_jit_stats {
  * @seq: sequence count of in-place rewrites.  JIT-written: odd while a
  *	rewrite is in progress.  Read by the kernel before and after each
  *	lookup.
- * @reserved0: zero.
+ * @reserved0: zero.  JIT-side: the kernel checks it at every lookup, and
+ *	a value other than zero makes every lookup in the registry
+ *	malformed, so that a later version can give it a meaning.
  * @stats: kernel-written counters, see struct sframe_jit_stats.
  * @reserved: zero; room for later versions.
  */
@@ -283,7 +293,7 @@ enum sframe_jit_cfa_base {
  *	saved at CFA + fp_off; otherwise the frame pointer is unchanged.
  * @cfa_base: enum sframe_jit_cfa_base; an unknown value is malformed.
  * @flags: SFRAME_JIT_FRE_* bits; unknown bits make the row malformed.
- * @reserved: zero.
+ * @reserved: zero; a value other than zero makes the row malformed.
  *
  * The semantics are those of an SFrame frame row entry.
  */

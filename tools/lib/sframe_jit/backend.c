@@ -15,7 +15,7 @@
 #include "sframe_jit_internal.h"
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 463
+#define __NR_sframe_register 472
 #endif
 
 /* The kernel aligns the row area to SMP_CACHE_BYTES, 64 on x86. */
@@ -23,8 +23,8 @@
 
 /*
  * The sysctl comes with the system call.  Without it the number may
- * belong to another call (463 is setxattrat(2) from Linux 6.13 on), which
- * must never be made.
+ * belong to another call on a kernel newer than the series (472 is the
+ * first number mainline has not assigned yet), which must never be made.
  */
 static long sframe_register(unsigned int op, struct sframe_jit_args *args)
 {
@@ -95,7 +95,7 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 /* The checks SFRAME_REGISTER_JIT makes of its arguments. */
 static int mem_check_args(const struct sframe_jit_args *args)
 {
-	if (args->flags)
+	if (args->flags || args->reserved)
 		return -EINVAL;
 	if (args->text_start >= args->text_end)
 		return -EINVAL;

@@ -67,7 +67,7 @@
 #endif
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 463
+#define __NR_sframe_register 472
 #endif
 
 /* libgcc's registration entry points (unwind-dw2-fde.h). */
@@ -470,7 +470,7 @@ static void elf_unregister(struct bench *b, unsigned long n)
 	for (i = 0; i < n; i++) {
 		struct sframe_unregister_args u = {
 			.text_start = elf_fn(b, i),
-			.text_end = elf_fn(b, i) + FN_SIZE,
+			.text_size = FN_SIZE,
 		};
 
 		elf_op(SFRAME_UNREGISTER, &u, sizeof(u));
@@ -486,7 +486,7 @@ static double run_elf_op(struct bench *b)
 
 	for (i = 0; i < b->n; i++) {
 		struct sframe_elf_args a = {
-			.sframe_addr = (uint64_t)sec,
+			.sframe_start = (uint64_t)sec,
 			.sframe_size = ELF_SEC_SIZE,
 			.text_start = elf_fn(b, i),
 			.text_end = elf_fn(b, i) + FN_SIZE,

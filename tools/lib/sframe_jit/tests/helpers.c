@@ -10,7 +10,7 @@
 #include "test.h"
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 463
+#define __NR_sframe_register 472
 #endif
 
 uint64_t arena(size_t size)

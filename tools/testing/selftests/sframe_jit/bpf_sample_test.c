@@ -12,9 +12,11 @@
  * A BPF_PROG_TYPE_PERF_EVENT program, written here as raw instructions
  * and loaded with bpf(2), no libbpf or clang, is attached with
  * PERF_EVENT_IOC_SET_BPF to a task-clock event of this thread.  That
- * event samples PERF_SAMPLE_IP only, without callchain_sframe: the helper
- * walks the stack itself (with PERF_SAMPLE_CALLCHAIN the _pe variant of
- * the helper would hand back the event's own chain).  For each sample
+ * event samples PERF_SAMPLE_IP only, so the helper walks the stack
+ * itself; or also PERF_SAMPLE_CALLCHAIN, with or without
+ * callchain_sframe, and the helper (its _pe variant) hands back the
+ * event's own chain when the event walked it as the program's flags ask,
+ * and walks the stack itself otherwise.  For each sample
  * the program takes the next record of an array map, calls
  * bpf_get_stack() into it and stores the helper's return value beside.
  * After the runs the test reads the records and compares every one whose
@@ -385,8 +387,16 @@ static bool bpf_skip(struct __test_metadata *_metadata)
 	return ret != 0;
 }
 
+/* What the perf event the program runs from samples itself. */
+enum event_kind {
+	EVENT_IP,		/* PERF_SAMPLE_IP only: no chain to reuse */
+	EVENT_CHAIN_FP,		/* and a callchain, frame pointers */
+	EVENT_CHAIN_SFRAME,	/* and a callchain with callchain_sframe */
+};
+
 static void bpf_sampler_open(struct __test_metadata *_metadata,
-			     struct bpf_sampler *b, __u64 flags)
+			     struct bpf_sampler *b, __u64 flags,
+			     enum event_kind kind)
 {
 	struct perf_event_attr attr;
 	__u64 zero = 0;
@@ -405,9 +415,10 @@ static void bpf_sampler_open(struct __test_metadata *_metadata,
 	ASSERT_LE(0, b->prog_fd) TH_LOG("BPF_PROG_LOAD: %s\n%s",
 					strerror(-b->prog_fd), verifier_log);
 
-	/* A task clock without callchain_sframe, and no callchain at all. */
-	sampler_attr(&attr, SAMPLE_PERIOD_NS, false);
-	attr.sample_type = PERF_SAMPLE_IP;
+	/* A task clock with a callchain, or without one. */
+	sampler_attr(&attr, SAMPLE_PERIOD_NS, kind == EVENT_CHAIN_SFRAME);
+	if (kind == EVENT_IP)
+		attr.sample_type = PERF_SAMPLE_IP;
 	b->event_fd = perf_open(&attr);
 	ASSERT_LE(0, b->event_fd) TH_LOG("perf_event_open: %s",
 					 strerror(-b->event_fd));
@@ -460,6 +471,7 @@ static bool in_leaf_loop(const struct chain *c, __u64 ip)
 static void tally_record(struct tally *t, const struct chain *c,
 			 const struct record *r)
 {
+	const __u64 *ips;
 	unsigned int nr;
 
 	t->records++;
@@ -474,11 +486,17 @@ static void tally_record(struct tally *t, const struct chain *c,
 		return;
 	}
 	nr = r->ret / sizeof(__u64);
-	if (!nr || !in_leaf_loop(c, r->ips[0]))
+	ips = r->ips;
+	/* The event's own chain comes with its context marker. */
+	if (nr && ips[0] == (__u64)PERF_CONTEXT_USER) {
+		ips++;
+		nr--;
+	}
+	if (!nr || !in_leaf_loop(c, ips[0]))
 		return;
 	t->leaf++;
-	t->want[0] = r->ips[0];
-	chain_tally_add(&t->chains, NR_FRAMES, r->ips, nr, t->want);
+	t->want[0] = ips[0];
+	chain_tally_add(&t->chains, NR_FRAMES, ips, nr, t->want);
 }
 
 /*
@@ -489,7 +507,8 @@ static void tally_record(struct tally *t, const struct chain *c,
  * the runs.
  */
 static void bpf_session(struct __test_metadata *_metadata, struct chain *c,
-			__u64 flags, __u64 min_count, struct tally *t)
+			__u64 flags, enum event_kind kind, __u64 min_count,
+			struct tally *t)
 {
 	struct timespec start;
 	struct bpf_sampler b;
@@ -497,7 +516,7 @@ static void bpf_session(struct __test_metadata *_metadata, struct chain *c,
 	unsigned int i;
 
 	memset(t, 0, sizeof(*t));
-	bpf_sampler_open(_metadata, &b, flags);
+	bpf_sampler_open(_metadata, &b, flags, kind);
 	ASSERT_EQ(0, ioctl(b.event_fd, PERF_EVENT_IOC_ENABLE, 0));
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (elapsed(CLOCK_MONOTONIC, &start) < SESSION_SECONDS) {
@@ -537,6 +556,17 @@ static void tally_log(struct __test_metadata *_metadata, const struct tally *t)
 	       t->errors, t->error, t->odd_sizes);
 	chain_tally_log(_metadata, &t->chains, NR_FRAMES, "leaf records",
 			frame_name, 24);
+}
+
+/* Every record in the leaf's loop has the exact chain. */
+static void expect_exact(struct __test_metadata *_metadata,
+			 const struct tally *t)
+{
+	tally_log(_metadata, t);
+	EXPECT_EQ(0UL, t->errors);
+	EXPECT_EQ(0UL, t->odd_sizes);
+	ASSERT_LE(MIN_SAMPLES, t->leaf) TH_LOG("too few samples in the leaf loop");
+	EXPECT_EQ(t->leaf, t->chains.first_bad[NR_FRAMES]);
 }
 
 /* Tests without the system call: the program, the JIT code and its rows. */
@@ -616,7 +646,7 @@ TEST_F_TIMEOUT(bpf_fp, get_stack_with_the_user_stack_only_walks_frame_pointers,
 {
 	struct tally t;
 
-	bpf_session(_metadata, &self->c, BPF_F_USER_STACK, 0, &t);
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK, EVENT_IP, 0, &t);
 	tally_log(_metadata, &t);
 	EXPECT_EQ(0UL, t.errors);
 	ASSERT_LE(MIN_SAMPLES, t.leaf);
@@ -645,13 +675,48 @@ TEST_F_TIMEOUT(bpf_sframe, get_stack_with_user_sframe_returns_the_exact_chain,
 {
 	struct tally t;
 
-	bpf_session(_metadata, &self->c, BPF_F_USER_STACK | USER_SFRAME, 0,
-		    &t);
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK | USER_SFRAME,
+		    EVENT_IP, 0, &t);
+	expect_exact(_metadata, &t);
+}
+
+/*
+ * From an event that samples its own callchain: the program gets the
+ * walk its flags ask for, the event's chain when the event walked it
+ * the same way, its own walk otherwise.
+ */
+TEST_F_TIMEOUT(bpf_sframe, user_sframe_from_an_sframe_event_reuses_its_exact_chain,
+	       60)
+{
+	struct tally t;
+
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK | USER_SFRAME,
+		    EVENT_CHAIN_SFRAME, 0, &t);
+	expect_exact(_metadata, &t);
+}
+
+TEST_F_TIMEOUT(bpf_sframe, user_sframe_from_a_frame_pointer_event_walks_the_exact_chain,
+	       60)
+{
+	struct tally t;
+
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK | USER_SFRAME,
+		    EVENT_CHAIN_FP, 0, &t);
+	expect_exact(_metadata, &t);
+}
+
+/* Without the flag, no SFrame chain, though the event took one. */
+TEST_F_TIMEOUT(bpf_sframe, user_stack_from_an_sframe_event_walks_frame_pointers,
+	       60)
+{
+	struct tally t;
+
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK, EVENT_CHAIN_SFRAME,
+		    0, &t);
 	tally_log(_metadata, &t);
 	EXPECT_EQ(0UL, t.errors);
-	EXPECT_EQ(0UL, t.odd_sizes);
-	ASSERT_LE(MIN_SAMPLES, t.leaf) TH_LOG("too few samples in the leaf loop");
-	EXPECT_EQ(t.leaf, t.chains.first_bad[NR_FRAMES]);
+	ASSERT_LE(MIN_SAMPLES, t.leaf);
+	EXPECT_EQ(0UL, t.chains.first_bad[NR_FRAMES]);
 }
 
 TEST_F_TIMEOUT(bpf_sframe, user_sframe_without_user_stack_is_einval_from_the_helper,
@@ -659,7 +724,7 @@ TEST_F_TIMEOUT(bpf_sframe, user_sframe_without_user_stack_is_einval_from_the_hel
 {
 	struct tally t;
 
-	bpf_session(_metadata, &self->c, USER_SFRAME, 100, &t);
+	bpf_session(_metadata, &self->c, USER_SFRAME, EVENT_IP, 100, &t);
 	tally_log(_metadata, &t);
 	ASSERT_LE(100ULL, t.count);
 	EXPECT_EQ(t.records, t.einval);

@@ -41,7 +41,7 @@ FIXTURE_VARIANT(abi) {
 	unsigned int op;
 	size_t ver0;
 	size_t size;
-	size_t flags_off;
+	size_t flags_off;	/* 0: the structure has no flags */
 };
 
 FIXTURE_VARIANT_ADD(abi, register_jit) {
@@ -62,7 +62,6 @@ FIXTURE_VARIANT_ADD(abi, register_elf) {
 	.op		= SFRAME_REGISTER_ELF,
 	.ver0		= SFRAME_ELF_ARGS_SIZE_VER0,
 	.size		= sizeof(struct sframe_elf_args),
-	.flags_off	= offsetof(struct sframe_elf_args, flags),
 };
 
 FIXTURE_VARIANT_ADD(abi, unregister) {
@@ -123,10 +122,10 @@ static char *abi_args(FIXTURE_DATA(abi) *self,
 		jit->fre_capacity = 8;
 		break;
 	case SFRAME_REGISTER_ELF:
-		elf->sframe_addr = (unsigned long)self->copy.sframe;
+		elf->sframe_start = (unsigned long)self->copy.sframe;
 		elf->sframe_size = self->copy.sframe_size;
 		elf->text_start = self->copy.text_start;
-		elf->text_end = self->copy.text_end;
+		elf->text_size = self->copy.text_end - self->copy.text_start;
 		break;
 	case SFRAME_UNREGISTER:
 		unreg->text_start = self->reg_start;
@@ -225,6 +224,8 @@ TEST_F(abi, nonzero_flags_are_einval)
 	unsigned int i;
 	char *args;
 
+	if (!variant->flags_off)
+		SKIP(return, "struct sframe_elf_args has no flags");
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
 		args = abi_args(self, variant);
 		memcpy(args + variant->flags_off, &flags[i], sizeof(flags[i]));

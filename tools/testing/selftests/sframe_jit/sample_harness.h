@@ -11,8 +11,8 @@
 
 /*
  * Whether sampling tests cannot run here; they skip.  Only the sysctl
- * is asked: without it 463 may be another system call, and a kernel
- * without the series must not see perf_event_attr bit 38 either.
+ * is asked: without it 472 may be another system call, and a kernel
+ * without the series must not see perf_event_attr bit 40 either.
  */
 static inline bool sampling_skip(struct __test_metadata *_metadata)
 {

@@ -722,14 +722,15 @@ _Static_assert(offsetof(struct perf_event_attr, read_format) + 16 ==
 /*
  * Ask for the SFrame user unwinder.  The Makefile defines
  * HAVE_CALLCHAIN_SFRAME when the kernel headers name the bit; before
- * they do, set it by its position, right after sigtrap.
+ * they do, set it by its position: bit 40, after sigtrap (bit 37) and
+ * the two bits mainline gives defer_callchain and defer_output.
  */
 void attr_set_sframe(struct perf_event_attr *attr)
 {
 #ifdef HAVE_CALLCHAIN_SFRAME
 	attr->callchain_sframe = 1;
 #else
-	*attr_flags(attr) |= 1ULL << 38;
+	*attr_flags(attr) |= 1ULL << 40;
 #endif
 }
 

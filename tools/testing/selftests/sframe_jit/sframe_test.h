@@ -44,7 +44,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 463
+#define __NR_sframe_register 472
 #endif
 
 #ifndef PT_GNU_SFRAME
@@ -66,7 +66,7 @@ static inline long sframe_register(unsigned int op, void *args, size_t size)
 /*
  * Why the tests cannot run here, or NULL if they can.  The sysctl comes
  * with the system call; without it the number may belong to another call
- * (463 is setxattrat(2) from 6.13 on), which the tests must not make.
+ * on a newer kernel, which the tests must not make.
  */
 static inline const char *sframe_unavailable(void)
 {
@@ -138,10 +138,10 @@ static inline int elf_register(__u64 addr, __u64 size, __u64 start,
 			       __u64 end)
 {
 	struct sframe_elf_args args = {
-		.sframe_addr	= addr,
+		.sframe_start	= addr,
 		.sframe_size	= size,
 		.text_start	= start,
-		.text_end	= end,
+		.text_size	= end - start,
 	};
 
 	return sframe_register(SFRAME_REGISTER_ELF, &args, sizeof(args));
