@@ -250,12 +250,24 @@ struct sframe_elf_copy *sframe_elf_get(unsigned long addr,
 	return elf;
 }
 
+static void sframe_elf_free_rcu(struct rcu_head *rcu)
+{
+	struct sframe_elf_copy *elf = container_of(rcu, struct sframe_elf_copy,
+						   rcu);
+
+	free_uid(elf->user);
+	kvfree(elf->table);
+	kvfree(elf);
+}
+
 /**
  * sframe_elf_put() - drop a reference to a section copy
  * @elf: the copy.
  *
- * Called from RCU callbacks too, once no reader can see the last index
- * entry that held the reference.
+ * The last reference takes the copy out of the table of shared copies
+ * and gives its charge back at once; the memory is freed after an RCU
+ * grace period, once no NMI-context reader that found an index entry
+ * holding the copy can still read it.  Safe in any context but NMI.
  */
 void sframe_elf_put(struct sframe_elf_copy *elf)
 {
@@ -267,7 +279,5 @@ void sframe_elf_put(struct sframe_elf_copy *elf)
 		hash_del(&elf->node);
 	spin_unlock_irqrestore(&sframe_elf_lock, flags);
 	sframe_uncharge(elf->user, elf->pages);
-	free_uid(elf->user);
-	kvfree(elf->table);
-	kvfree(elf);
+	call_rcu(&elf->rcu, sframe_elf_free_rcu);
 }

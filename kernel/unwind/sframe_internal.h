@@ -83,6 +83,9 @@ struct sframe_mm {
  * @region: its index entry while registered; protected by the mmap lock.
  * @mapped: the one mapping the registry allows was made: its file may
  *	not be mapped again.
+ * @published: an index entry made it visible to NMI-context readers,
+ *	so it is freed only after a grace period.
+ * @rcu: waits for those readers before @free_work.
  * @free_work: frees the registry in process context.
  */
 struct sframe_jit_reg {
@@ -95,6 +98,8 @@ struct sframe_jit_reg {
 	unsigned long uaddr;
 	struct sframe_region *region;
 	bool mapped;
+	bool published;
+	struct rcu_head rcu;
 	struct work_struct free_work;
 };
 
@@ -125,6 +130,7 @@ struct sframe_elf_key {
  * @pages: the copy's and the table's size, in pages, rounded up.
  * @key: where the section came from, if the copy can be shared.
  * @node: in the table of shareable copies while it can be found there.
+ * @rcu: frees the copy after the NMI-context readers that may see it.
  * @data: the section's bytes.
  */
 struct sframe_elf_copy {
@@ -135,6 +141,7 @@ struct sframe_elf_copy {
 	unsigned long pages;
 	struct sframe_elf_key key;
 	struct hlist_node node;
+	struct rcu_head rcu;
 	u8 data[];
 };
 

@@ -37,9 +37,7 @@ static void sframe_jit_uncharge(struct sframe_jit_reg *reg)
 	unsigned long pages = reg->size >> PAGE_SHIFT;
 
 	sframe_uncharge(reg->user, pages);
-	free_uid(reg->user);
 	atomic64_sub(pages, &reg->acct_mm->pinned_vm);
-	mmdrop(reg->acct_mm);
 }
 
 static void sframe_jit_free_work(struct work_struct *work)
@@ -52,35 +50,55 @@ static void sframe_jit_free_work(struct work_struct *work)
 	for (off = 0; off < reg->size; off += PAGE_SIZE)
 		vmalloc_to_page(reg->view.base + off)->mapping = NULL;
 	vfree(reg->view.base);
-	sframe_jit_uncharge(reg);
+	free_uid(reg->user);
+	mmdrop(reg->acct_mm);
 	kfree(reg);
+}
+
+static void sframe_jit_free_rcu(struct rcu_head *rcu)
+{
+	struct sframe_jit_reg *reg = container_of(rcu, struct sframe_jit_reg,
+						  rcu);
+
+	schedule_work(&reg->free_work);
 }
 
 /**
  * sframe_jit_put() - drop a reference to a registry
  * @reg: the registry.
  *
- * May be called from an RCU callback: the freeing itself is deferred to
- * a work item.
+ * The last reference gives the charge back at once: a process whose
+ * registry is gone (unmapped, unregistered, exited) no longer counts it
+ * against its limit, even while the memory waits for the NMI-context
+ * readers that may still see it.  The memory is freed after an RCU
+ * grace period, by a work item.  Safe in any context but NMI.
  */
 void sframe_jit_put(struct sframe_jit_reg *reg)
 {
-	if (refcount_dec_and_test(&reg->ref))
-		schedule_work(&reg->free_work);
+	if (!refcount_dec_and_test(&reg->ref))
+		return;
+	sframe_jit_uncharge(reg);
+	call_rcu(&reg->rcu, sframe_jit_free_rcu);
 }
 
 /**
  * sframe_jit_put_sync() - drop a reference to a registry, in process context
  * @reg: the registry.
  *
- * If that was the last reference, the registry is freed and uncharged
- * before the call returns: a registration that failed is gone by the
+ * If that was the last reference, the registry is uncharged before the
+ * call returns, and freed too if no index ever published it, so that no
+ * reader can have seen it: a registration that failed is gone by the
  * time its caller sees the error.
  */
 void sframe_jit_put_sync(struct sframe_jit_reg *reg)
 {
 	might_sleep();
-	if (refcount_dec_and_test(&reg->ref))
+	if (!refcount_dec_and_test(&reg->ref))
+		return;
+	sframe_jit_uncharge(reg);
+	if (reg->published)
+		call_rcu(&reg->rcu, sframe_jit_free_rcu);
+	else
 		sframe_jit_free_work(&reg->free_work);
 }
 

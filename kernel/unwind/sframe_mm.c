@@ -72,17 +72,6 @@ struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 	return smm;
 }
 
-static void sframe_region_free_rcu(struct rcu_head *rcu)
-{
-	struct sframe_region *r = container_of(rcu, struct sframe_region, rcu);
-
-	if (r->kind == SFRAME_REGION_JIT)
-		sframe_jit_put(r->jit);
-	else
-		sframe_elf_put(r->elf);
-	kfree(r);
-}
-
 /**
  * sframe_region_new() - a new index entry, not yet published
  * @start: the code range's start.
@@ -142,13 +131,23 @@ int sframe_index_insert(struct sframe_mm *smm, struct sframe_region *r)
 
 /**
  * sframe_region_detach() - free an entry once NMI readers are done with it
- * @r: an entry no longer in any index.
+ * @r: an entry no reader can newly find: out of its index, or in an
+ *	index no longer published.
+ *
+ * The entry's reference on its registry or section copy goes now, so
+ * that their charge goes with the last one; they and the entry are
+ * freed after a grace period that starts here, which the readers that
+ * found the entry before finish within.
  */
 void sframe_region_detach(struct sframe_region *r)
 {
-	if (r->kind == SFRAME_REGION_JIT)
+	if (r->kind == SFRAME_REGION_JIT) {
 		r->jit->region = NULL;
-	call_rcu(&r->rcu, sframe_region_free_rcu);
+		sframe_jit_put(r->jit);
+	} else {
+		sframe_elf_put(r->elf);
+	}
+	kfree_rcu(r, rcu);
 }
 
 /**
@@ -216,6 +215,7 @@ static int sframe_fork_jit(struct sframe_mm *smm, struct mm_struct *mm,
 	}
 	refcount_inc(&reg->ref);
 	reg->region = nr;
+	reg->published = true;
 	return 0;
 }
 
@@ -298,9 +298,10 @@ void sframe_mm_exit(struct mm_struct *mm)
 
 	if (!smm)
 		return;
+	/* Unpublished first: no reader finds an entry after its detach. */
+	RCU_INIT_POINTER(mm->sframe, NULL);
 	mt_for_each(&smm->index, r, index, ULONG_MAX)
 		sframe_region_detach(r);
-	RCU_INIT_POINTER(mm->sframe, NULL);
 	mtree_destroy(&smm->index);
 	kfree_rcu(smm, rcu);
 }

@@ -78,6 +78,7 @@ static long sframe_jit_install(struct mm_struct *mm, struct sframe_jit_reg *reg,
 	}
 	refcount_inc(&reg->ref);
 	reg->region = r;
+	reg->published = true;
 	if (old) {
 		sframe_jit_orphan(mm, old->jit);
 		sframe_region_detach(old);

@@ -1233,25 +1233,32 @@ static void child_has_unpinned_zeroed_memory(const struct jit_reg *reg)
 }
 
 /*
- * Under the lowered limit, a registry of three quarters of the budget,
- * so that a copy of it cannot fit beside it.  Returns 0, or -ENOMEM if
- * other processes of this user already hold too much for it to fit.
+ * Under the lowered limit, a registry of @eighths eighths of the budget.
+ * Returns 0, or -ENOMEM if other processes of this user already hold
+ * too much for it to fit.
  */
-static int memlock_big_registry(FIXTURE_DATA(memlock) *self,
-				struct jit_reg *reg)
+static int memlock_registry(FIXTURE_DATA(memlock) *self,
+			    struct jit_reg *reg, unsigned int eighths)
 {
 	int ret;
 
 	if (memlock_lower(self))
 		return -errno;
 	ret = jit_register(self->start, self->end, 1,
-			   self->budget / 4 * 3 / FRE_BYTES, &reg->hdr);
+			   self->budget / 8 * eighths / FRE_BYTES, &reg->hdr);
 	if (ret)
 		return ret;
 	reg->start = self->start;
 	reg->end = self->end;
 	reg->size = mapping_size(reg->hdr);
 	return 0;
+}
+
+/* Three quarters of the budget: a copy of it cannot fit beside it. */
+static int memlock_big_registry(FIXTURE_DATA(memlock) *self,
+				struct jit_reg *reg)
+{
+	return memlock_registry(self, reg, 6);
 }
 
 TEST_F(memlock, fork_past_the_limit_gives_the_child_unpinned_memory)
@@ -1357,6 +1364,41 @@ TEST_F_TIMEOUT(memlock, forks_and_execs_at_the_limit_pin_nothing_more, 600)
 	expect_registry_intact(_metadata, &reg);
 	EXPECT_EQ((long)(reg.size / 1024),
 		  proc_kb("/proc/self/status", "VmPin"));
+}
+
+/*
+ * A child's copy is uncharged as the child exits, not once the memory
+ * is freed after a grace period: with room for one copy beside the
+ * registry, children forked one after the other, each waited for
+ * before the next, all get a charged, registered copy.
+ */
+#define FORKS_IN_A_ROW		20
+
+TEST_F(memlock, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
+{
+	struct jit_reg reg;
+	int i, ret;
+	pid_t pid;
+
+	ret = memlock_registry(self, &reg, 3);
+	if (ret == -ENOMEM)
+		SKIP(return, "other processes of this user hold locked memory");
+	ASSERT_EQ(0, ret);
+	ASSERT_LT(self->budget / 4, reg.size);
+	for (i = 0; i < FORKS_IN_A_ROW; i++) {
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") ==
+				     (long)(reg.size / 1024));
+			CHILD_EXPECT(range_is_registered(reg.start, reg.end));
+			_exit(0);
+		}
+		ASSERT_EQ(0, child_status(pid)) TH_LOG("child %d", i);
+	}
+	expect_registry_intact(_metadata, &reg);
 }
 
 /* Under the limit, the child's copy is registered and charged. */
