@@ -22,7 +22,7 @@
 #include <linux/sframe.h>
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 463
+#define __NR_sframe_register 472
 #endif
 
 /* The range binfmt_elf registers: all executable PT_LOAD segments. */

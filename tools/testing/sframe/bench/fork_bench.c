@@ -66,7 +66,7 @@
 #include "../bench_time.h"
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 463
+#define __NR_sframe_register 472
 #endif
 
 #define MAX_REPS	101
