@@ -167,8 +167,12 @@ def compile_facts(header, enums, macros, structs, sframe_h):
 def syscall_numbers():
     """__NR_* of x86_64: ours from the patched table, the rest the host's."""
     nr = {}
-    m = re.search(r"^\+(\d+)\s+common\s+sframe_register\s",
-                  open(SYSCALL_PATCH).read(), re.M)
+    patch = open(SYSCALL_PATCH).read()
+    # The x86_64 table's hunk: other tables give other numbers (alpha's).
+    x86 = re.search(r"^diff --git a/arch/x86/entry/syscalls/syscall_64\.tbl"
+                    r".*?(?=^diff --git |\Z)", patch, re.M | re.S)
+    m = x86 and re.search(r"^\+(\d+)\s+common\s+sframe_register\s",
+                          x86.group(0), re.M)
     if not m:
         raise SystemExit("syz-check: no sframe_register line in %s"
                          % SYSCALL_PATCH)
