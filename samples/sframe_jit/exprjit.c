@@ -12,13 +12,15 @@
  * .sframe (-Wa,--gsframe), so that either unwinder gets through it and
  * any difference between them lies in the JIT code.
  *
- *	exprjit [-s SECONDS] [-e FUNCTION] [FILE]
+ *	exprjit [-s SECONDS] [-t THREADS] [-e FUNCTION] [FILE]
  *	exprjit --check
  *	exprjit --print
  *
  * Without FILE the built-in demo program (demo_src below) is compiled.
  * main() then calls FUNCTION (default f, one argument) on 0, 1, 2, ...
- * for SECONDS seconds (default 3) and prints a checksum.  --check
+ * for SECONDS seconds (default 3) and prints a checksum; with THREADS
+ * above 1, as many threads do so at once, in the same compiled code and
+ * registry, and each prints its own line.  --check
  * compares compiled code against hand-computed values and against an
  * interpreter of the same syntax tree, and walks a stack through JIT
  * frames with the published rows; its last line reads "N passed, N
@@ -44,6 +46,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +67,7 @@
 #define FUNC_ALIGN	16
 #define MAX_ROWS	24
 #define MAX_PROBE	64
+#define MAX_THREADS	64
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -1357,14 +1361,39 @@ static char *read_file(const char *path)
 	return buf;
 }
 
-static int run_demo(const char *file, const char *src, const char *entry,
-		    double seconds)
+/* One thread of the demo and what it did. */
+struct demo_thread {
+	const struct jit *j;
+	int func;
+	double seconds;
+	pthread_t thread;
+	int64_t calls, sum;
+	double elapsed;
+};
+
+static void *demo_run(void *arg)
 {
-	static struct program prog;
-	int64_t a[MAX_PARAMS] = { 0 }, sum = 0, i;
+	struct demo_thread *d = arg;
+	int64_t a[MAX_PARAMS] = { 0 }, i;
 	double t0, t;
+
+	t0 = now();
+	for (i = 0; (t = now()) - t0 < d->seconds; i++) {
+		a[0] = i;
+		d->sum += jit_call(d->j, d->func, a);
+	}
+	d->calls = i;
+	d->elapsed = t - t0;
+	return NULL;
+}
+
+static int run_demo(const char *file, const char *src, const char *entry,
+		    double seconds, int threads)
+{
+	static struct demo_thread demo[MAX_THREADS];
+	static struct program prog;
 	struct jit j;
-	int f;
+	int f, i, err;
 
 	if (!build(&prog, &j, file, src))
 		return 2;
@@ -1378,13 +1407,30 @@ static int run_demo(const char *file, const char *src, const char *entry,
 	       prog.nr_funcs, j.len, (void *)j.code,
 	       j.kernel ? "in a kernel registry" :
 	       "in a private table (no sframe_register(2) here)");
-	t0 = now();
-	for (i = 0; (t = now()) - t0 < seconds; i++) {
-		a[0] = i;
-		sum += jit_call(&j, f, a);
+	for (i = 0; i < threads; i++)
+		demo[i] = (struct demo_thread){
+			.j = &j, .func = f, .seconds = seconds,
+		};
+	/* The main thread is the first: one thread runs as it always did. */
+	for (i = 1; i < threads; i++) {
+		err = pthread_create(&demo[i].thread, NULL, demo_run, &demo[i]);
+		if (err) {
+			fprintf(stderr, "exprjit: pthread_create: %s\n",
+				strerror(err));
+			exit(1);
+		}
 	}
-	printf("exprjit: %s(0..%" PRId64 ") in %.1f s, checksum %" PRId64 "\n",
-	       entry, i - 1, t - t0, sum);
+	demo_run(&demo[0]);
+	for (i = 1; i < threads; i++)
+		pthread_join(demo[i].thread, NULL);
+	for (i = 0; i < threads; i++) {
+		if (threads > 1)
+			printf("exprjit: thread %d: ", i);
+		else
+			printf("exprjit: ");
+		printf("%s(0..%" PRId64 ") in %.1f s, checksum %" PRId64 "\n",
+		       entry, demo[i].calls - 1, demo[i].elapsed, demo[i].sum);
+	}
 	jit_close(&j);
 	return 0;
 }
@@ -1392,7 +1438,7 @@ static int run_demo(const char *file, const char *src, const char *entry,
 static void usage_exit(void)
 {
 	fprintf(stderr,
-		"usage: exprjit [-s SECONDS] [-e FUNCTION] [FILE]\n"
+		"usage: exprjit [-s SECONDS] [-t THREADS] [-e FUNCTION] [FILE]\n"
 		"       exprjit --check\n"
 		"       exprjit --print\n");
 	exit(2);
@@ -1404,15 +1450,16 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'c' },
 		{ "print", no_argument, NULL, 'p' },
 		{ "seconds", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
 		{ "entry", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *entry = "f", *file = "demo", *src = demo_src;
 	double seconds = 3;
 	char *end, *text;
-	int c, rc;
+	int c, rc, threads = 1;
 
-	while ((c = getopt_long(argc, argv, "s:e:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:e:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			want_perf_map = false;
@@ -1423,6 +1470,11 @@ int main(int argc, char **argv)
 		case 's':
 			seconds = strtod(optarg, &end);
 			if (*end || !(seconds >= 0))
+				usage_exit();
+			break;
+		case 't':
+			threads = strtol(optarg, &end, 10);
+			if (*end || threads < 1 || threads > MAX_THREADS)
 				usage_exit();
 			break;
 		case 'e':
@@ -1441,9 +1493,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %s\n", file, strerror(errno));
 			return 2;
 		}
-		rc = run_demo(file, text, entry, seconds);
+		rc = run_demo(file, text, entry, seconds, threads);
 		free(text);
 		return rc;
 	}
-	return run_demo(file, src, entry, seconds);
+	return run_demo(file, src, entry, seconds, threads);
 }

@@ -6,7 +6,7 @@
  * count, one synthetic set of x86-64 functions of the shapes gcc emits
  * (frameless leaves, frame-pointer functions, functions that save
  * callee-saved registers and allocate stack, some with a second
- * epilogue) is laid out twice, as the kernel would read it:
+ * epilogue: jit_gen.c) is laid out twice, as the kernel would read it:
  *
  *  - a JIT registry (header page, descriptors, rows at 64 bytes) looked
  *    up with sframe_jit_find();
@@ -32,17 +32,14 @@
  * valgrind --tool=callgrind that counts instructions per lookup (see
  * mk/bench/10-lookup).  Exit status 1 if a lookup went wrong.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench_time.h"
-#include "sframe.h"
-#include <uapi/linux/sframe.h>
+#include "jit_gen.h"
 
 /* The Makefile defines HAVE_CALLGRIND where valgrind's header is. */
 #ifdef HAVE_CALLGRIND
@@ -53,8 +50,6 @@
 #define CALLGRIND_DUMP_STATS_AT(name)	((void)(name))
 #endif
 
-#define TEXT_START	0x7f0000000000UL
-#define MAX_ROWS	20
 #define MAX_SIZES	32
 #define NR_SAMPLES	4096
 
@@ -64,24 +59,9 @@ enum order { RANDOM, SEQUENTIAL, NR_ORDERS };
 static const char *const kind_names[NR_KINDS] = { "jit", "elf", "tab" };
 static const char *const order_names[NR_ORDERS] = { "rand", "seq" };
 
-/* One function of the synthetic set, and its rows in the JIT format. */
-struct func {
-	unsigned long start;
-	u32 size;
-	u32 first_row;
-	u32 nr_rows;
-};
-
 /* Everything built for one function count. */
 struct table {
-	u32 nr_funcs;
-	u32 nr_rows;
-	struct func *funcs;
-	struct sframe_jit_fre *rows;
-	unsigned long text_end;
-	void *jit;
-	size_t jit_size;
-	struct sframe_jit_view view;
+	struct jit_gen g;
 	u8 *elf;
 	size_t elf_size;
 	struct sframe_sec sec;
@@ -91,201 +71,9 @@ struct table {
 	u32 *pc_funcs[NR_ORDERS];
 };
 
-static u64 rng_state;
-
-/* splitmix64: a fixed sequence for a given seed, on every machine. */
-static u64 rng(void)
-{
-	u64 z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static u32 rng_below(u32 n)
-{
-	return (u32)(rng() % n);
-}
-
-static void *xmalloc(size_t size)
-{
-	void *p = malloc(size ? size : 1);
-
-	if (!p) {
-		fprintf(stderr, "lookup_bench: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void *xrealloc(void *p, size_t size)
-{
-	p = realloc(p, size);
-	if (!p) {
-		fprintf(stderr, "lookup_bench: out of memory\n");
-		exit(2);
-	}
-	return p;
-}
-
-static void add_row(struct sframe_jit_fre *r, u32 *n, u32 start, u8 base,
-		    s32 cfa_off, bool fp_saved)
-{
-	r[*n] = (struct sframe_jit_fre){
-		.start_off = start,
-		.cfa_off = cfa_off,
-		.ra_off = -8,
-		.fp_off = fp_saved ? -16 : 0,
-		.cfa_base = base,
-		.flags = fp_saved ? SFRAME_JIT_FRE_FP_SAVED : 0,
-	};
-	(*n)++;
-}
-
-/* A leaf that never moves the stack pointer: one row. */
-static u32 shape_leaf(struct sframe_jit_fre *r, u32 *size)
-{
-	u32 n = 0;
-
-	*size = 8 + rng_below(112);
-	add_row(r, &n, 0, SFRAME_JIT_CFA_SP, 8, false);
-	return n;
-}
-
-/* push %rbp; mov %rsp,%rbp; ...; leave; ret */
-static u32 shape_fp(struct sframe_jit_fre *r, u32 *size)
-{
-	u32 n = 0;
-
-	*size = 48 + rng_below(560);
-	add_row(r, &n, 0, SFRAME_JIT_CFA_SP, 8, false);
-	add_row(r, &n, 1, SFRAME_JIT_CFA_SP, 16, true);
-	add_row(r, &n, 4, SFRAME_JIT_CFA_FP, 16, true);
-	add_row(r, &n, *size - 1, SFRAME_JIT_CFA_SP, 8, false);
-	return n;
-}
-
-/* The rows of one epilogue at @at: add $S,%rsp, then the pops. */
-static u32 epilogue(struct sframe_jit_fre *r, u32 n, u32 at, u32 saves)
-{
-	u32 j;
-
-	add_row(r, &n, at, SFRAME_JIT_CFA_SP, 8 + 8 * saves, false);
-	for (j = 0; j < saves; j++)
-		add_row(r, &n, at + 2 + 2 * j, SFRAME_JIT_CFA_SP,
-			8 + 8 * (saves - j - 1), false);
-	return n;
-}
-
-/*
- * Pushes of 1 to 5 callee-saved registers, sub $S,%rsp, the body, one
- * epilogue, and in half of them a second epilogue at the end, after
- * which the body's frame applies again.
- */
-static u32 shape_saves(struct sframe_jit_fre *r, u32 *size)
-{
-	u32 saves = 1 + rng_below(5), stack = 8 * (1 + rng_below(64));
-	u32 cfa = 8 + 8 * saves + stack, n = 0, j, body, ep;
-	bool two = rng_below(2);
-
-	*size = 96 + rng_below(1500);
-	add_row(r, &n, 0, SFRAME_JIT_CFA_SP, 8, false);
-	for (j = 0; j < saves; j++)
-		add_row(r, &n, 2 + 2 * j, SFRAME_JIT_CFA_SP, 16 + 8 * j, false);
-	body = 2 + 2 * saves + 4;
-	add_row(r, &n, body, SFRAME_JIT_CFA_SP, cfa, false);
-	ep = two ? body + (*size - body) / 2 : *size - 4 - 2 * saves;
-	n = epilogue(r, n, ep, saves);
-	if (two) {
-		/* After the first ret, the body's frame again. */
-		add_row(r, &n, ep + 3 + 2 * saves, SFRAME_JIT_CFA_SP, cfa,
-			false);
-		n = epilogue(r, n, *size - 4 - 2 * saves, saves);
-	}
-	return n;
-}
-
-static u32 make_func(struct sframe_jit_fre *r, u32 *size)
-{
-	u32 pick = rng_below(100);
-
-	if (pick < 35)
-		return shape_leaf(r, size);
-	if (pick < 70)
-		return shape_fp(r, size);
-	return shape_saves(r, size);
-}
-
-static void gen_funcs(struct table *t, u32 nr)
-{
-	unsigned long pc = TEXT_START;
-	u32 i, cap = nr * 5;
-
-	t->nr_funcs = nr;
-	t->nr_rows = 0;
-	t->funcs = xmalloc(sizeof(*t->funcs) * nr);
-	t->rows = xmalloc(sizeof(*t->rows) * cap);
-	for (i = 0; i < nr; i++) {
-		struct func *f = &t->funcs[i];
-
-		if (cap - t->nr_rows < MAX_ROWS) {
-			cap *= 2;
-			t->rows = xrealloc(t->rows, sizeof(*t->rows) * cap);
-		}
-		f->start = pc;
-		f->first_row = t->nr_rows;
-		f->nr_rows = make_func(t->rows + t->nr_rows, &f->size);
-		t->nr_rows += f->nr_rows;
-		/* Functions start 16-byte aligned, with padding between. */
-		pc = (pc + f->size + 15) & ~15UL;
-	}
-	t->text_end = pc;
-}
-
 static size_t align_up(size_t v, size_t a)
 {
 	return (v + a - 1) / a * a;
-}
-
-/* The registry as the kernel lays it out (sframe.rst, "Layout"). */
-static void build_jit(struct table *t)
-{
-	size_t page = sysconf(_SC_PAGESIZE), fde_off = page, fre_off;
-	struct sframe_jit_header *h;
-	struct sframe_jit_fde *fdes;
-	u32 i;
-
-	fre_off = align_up(fde_off + sizeof(*fdes) * t->nr_funcs, 64);
-	t->jit_size = align_up(fre_off + sizeof(*t->rows) * t->nr_rows, page);
-	t->jit = mmap(NULL, t->jit_size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t->jit == MAP_FAILED) {
-		perror("lookup_bench: mmap");
-		exit(2);
-	}
-	h = t->jit;
-	fdes = (void *)((u8 *)t->jit + fde_off);
-	for (i = 0; i < t->nr_funcs; i++)
-		fdes[i] = (struct sframe_jit_fde){
-			.func_start = t->funcs[i].start,
-			.func_size = t->funcs[i].size,
-			.fre_start = t->funcs[i].first_row,
-			.fre_count = t->funcs[i].nr_rows,
-		};
-	memcpy((u8 *)t->jit + fre_off, t->rows, sizeof(*t->rows) * t->nr_rows);
-	h->magic = SFRAME_JIT_MAGIC;
-	h->version = SFRAME_JIT_VERSION;
-	h->fde_count = t->nr_funcs;
-	t->view = (struct sframe_jit_view){
-		.base = t->jit,
-		.fde_off = fde_off,
-		.fde_cap = t->nr_funcs,
-		.fre_off = fre_off,
-		.fre_cap = t->nr_rows,
-		.text_start = TEXT_START,
-		.text_end = t->text_end,
-	};
 }
 
 static void put_le(u8 *p, u64 v, unsigned int size)
@@ -343,17 +131,17 @@ static unsigned int fre_type(u32 size)
  */
 static void build_elf(struct table *t)
 {
-	u32 fde_bytes = t->nr_funcs * SFRAME_V2_FDE_SIZE, i, r;
+	u32 fde_bytes = t->g.nr_funcs * SFRAME_V2_FDE_SIZE, i, r;
 	/* At most 1 + 1 + 2 * 4 bytes per row. */
-	size_t max = SFRAME_HDR_SIZE + fde_bytes + (size_t)t->nr_rows * 10;
-	unsigned long base = align_up(t->text_end, 4096);
-	u8 *buf = xmalloc(max), *fre, *p;
+	size_t max = SFRAME_HDR_SIZE + fde_bytes + (size_t)t->g.nr_rows * 10;
+	unsigned long base = align_up(t->g.text_end, 4096);
+	u8 *buf = jit_gen_alloc(max), *fre, *p;
 
 	memset(buf, 0, SFRAME_HDR_SIZE + fde_bytes);
 	fre = buf + SFRAME_HDR_SIZE + fde_bytes;
 	p = fre;
-	for (i = 0; i < t->nr_funcs; i++) {
-		const struct func *f = &t->funcs[i];
+	for (i = 0; i < t->g.nr_funcs; i++) {
+		const struct jit_gen_func *f = &t->g.funcs[i];
 		u32 off = SFRAME_HDR_SIZE + i * SFRAME_V2_FDE_SIZE;
 		unsigned int type = fre_type(f->size);
 		u8 *fde = buf + off;
@@ -364,15 +152,15 @@ static void build_elf(struct table *t)
 		put_le(fde + 12, f->nr_rows, 4);
 		fde[16] = type;
 		for (r = 0; r < f->nr_rows; r++)
-			p = put_fre(p, &t->rows[f->first_row + r], 1U << type);
+			p = put_fre(p, &t->g.rows[f->first_row + r], 1U << type);
 	}
 	put_le(buf, SFRAME_MAGIC, 2);
 	buf[2] = SFRAME_VERSION_2;
 	buf[3] = SFRAME_F_FDE_SORTED | SFRAME_F_FDE_FUNC_START_PCREL;
 	buf[4] = SFRAME_ABI_AMD64_ENDIAN_LITTLE;
 	buf[6] = (u8)-8;
-	put_le(buf + 8, t->nr_funcs, 4);
-	put_le(buf + 12, t->nr_rows, 4);
+	put_le(buf + 8, t->g.nr_funcs, 4);
+	put_le(buf + 12, t->g.nr_rows, 4);
 	put_le(buf + 16, p - fre, 4);
 	put_le(buf + 24, fde_bytes, 4);
 	t->elf = buf;
@@ -381,38 +169,38 @@ static void build_elf(struct table *t)
 	    sframe_sec_validate(&t->sec) ||
 	    sframe_table_size(&t->sec, &t->tab_size)) {
 		fprintf(stderr, "lookup_bench: bad .sframe for %u functions\n",
-			t->nr_funcs);
+			t->g.nr_funcs);
 		exit(1);
 	}
-	t->tab = xmalloc(t->tab_size);
+	t->tab = jit_gen_alloc(t->tab_size);
 	if (sframe_table_build(&t->sec, t->tab, t->tab_size)) {
 		fprintf(stderr, "lookup_bench: no table for %u functions\n",
-			t->nr_funcs);
+			t->g.nr_funcs);
 		exit(1);
 	}
 }
 
-static unsigned long pc_in(const struct func *f)
+static unsigned long pc_in(const struct jit_gen_func *f)
 {
-	return f->start + rng_below(f->size);
+	return f->start + jit_gen_below(f->size);
 }
 
 static void gen_pcs(struct table *t, u32 nr)
 {
-	u32 i, fi, next = rng_below(t->nr_funcs);
+	u32 i, fi, next = jit_gen_below(t->g.nr_funcs);
 	int o;
 
 	for (o = 0; o < NR_ORDERS; o++) {
-		t->pcs[o] = xmalloc(sizeof(*t->pcs[o]) * nr);
-		t->pc_funcs[o] = xmalloc(sizeof(*t->pc_funcs[o]) * nr);
+		t->pcs[o] = jit_gen_alloc(sizeof(*t->pcs[o]) * nr);
+		t->pc_funcs[o] = jit_gen_alloc(sizeof(*t->pc_funcs[o]) * nr);
 	}
 	for (i = 0; i < nr; i++) {
-		fi = rng_below(t->nr_funcs);
-		t->pcs[RANDOM][i] = pc_in(&t->funcs[fi]);
+		fi = jit_gen_below(t->g.nr_funcs);
+		t->pcs[RANDOM][i] = pc_in(&t->g.funcs[fi]);
 		t->pc_funcs[RANDOM][i] = fi;
 		fi = next;
-		next = next + 1 == t->nr_funcs ? 0 : next + 1;
-		t->pcs[SEQUENTIAL][i] = pc_in(&t->funcs[fi]);
+		next = next + 1 == t->g.nr_funcs ? 0 : next + 1;
+		t->pcs[SEQUENTIAL][i] = pc_in(&t->g.funcs[fi]);
 		t->pc_funcs[SEQUENTIAL][i] = fi;
 	}
 }
@@ -421,7 +209,7 @@ static enum sframe_find_result find(const struct table *t, enum kind k,
 				    unsigned long pc, struct sframe_row *row)
 {
 	if (k == JIT)
-		return sframe_jit_find(&t->view, pc, row);
+		return sframe_jit_find(&t->g.view, pc, row);
 	if (k == TAB)
 		return sframe_table_find(t->tab, pc, row);
 	return sframe_sec_find(&t->sec, pc, row);
@@ -431,8 +219,8 @@ static enum sframe_find_result find(const struct table *t, enum kind k,
 static struct sframe_row expected_row(const struct table *t, u32 fi,
 				      unsigned long pc)
 {
-	const struct func *f = &t->funcs[fi];
-	const struct sframe_jit_fre *r = &t->rows[f->first_row];
+	const struct jit_gen_func *f = &t->g.funcs[fi];
+	const struct sframe_jit_fre *r = &t->g.rows[f->first_row];
 	u32 off = pc - f->start, i = 0;
 
 	while (i + 1 < f->nr_rows && r[i + 1].start_off <= off)
@@ -460,7 +248,7 @@ static void report_wrong(const struct table *t, int k, unsigned long pc,
 			 u32 fi)
 {
 	fprintf(stderr, "lookup_bench: %s lookup of %#lx (function %u of %u) is wrong\n",
-		kind_names[k], pc, fi, t->nr_funcs);
+		kind_names[k], pc, fi, t->g.nr_funcs);
 }
 
 /* Sampled lookups of both kinds must give the generator's rows. */
@@ -487,9 +275,9 @@ static int check_table(const struct table *t, u32 nr_pcs)
 	}
 	/* Past the last function and before the first: nothing. */
 	for (k = 0; k < NR_KINDS; k++) {
-		if (find(t, k, t->funcs[t->nr_funcs - 1].start +
-			 t->funcs[t->nr_funcs - 1].size, &got) != SFRAME_FIND_NONE ||
-		    find(t, k, TEXT_START - 1, &got) != SFRAME_FIND_NONE) {
+		if (find(t, k, t->g.funcs[t->g.nr_funcs - 1].start +
+			 t->g.funcs[t->g.nr_funcs - 1].size, &got) != SFRAME_FIND_NONE ||
+		    find(t, k, JIT_GEN_TEXT_START - 1, &got) != SFRAME_FIND_NONE) {
 			fprintf(stderr, "lookup_bench: %s lookup outside the functions hit\n",
 				kind_names[k]);
 			bad++;
@@ -548,12 +336,12 @@ static void print_row(const struct table *t, const struct table *t0,
 	size_t page = sysconf(_SC_PAGESIZE);
 	int k, o;
 
-	printf("%8u %5.2f %8.1f %7.1f %7.1f %7.1f", t->nr_funcs,
-	       (double)t->nr_rows / t->nr_funcs,
-	       __builtin_log2(t->nr_funcs) / __builtin_log2(t0->nr_funcs),
-	       (double)(t->jit_size - page) / t->nr_funcs,
-	       (double)t->elf_size / t->nr_funcs,
-	       (double)t->tab_size / t->nr_funcs);
+	printf("%8u %5.2f %8.1f %7.1f %7.1f %7.1f", t->g.nr_funcs,
+	       (double)t->g.nr_rows / t->g.nr_funcs,
+	       __builtin_log2(t->g.nr_funcs) / __builtin_log2(t0->g.nr_funcs),
+	       (double)(t->g.jit_size - page) / t->g.nr_funcs,
+	       (double)t->elf_size / t->g.nr_funcs,
+	       (double)t->tab_size / t->g.nr_funcs);
 	for (k = 0; k < NR_KINDS; k++)
 		for (o = 0; o < NR_ORDERS; o++)
 			printf("  %7.1f (x%4.2f)", cell[k][o],
@@ -577,7 +365,7 @@ static void print_columns(void)
 static int timed(struct table *tabs, int nr_tabs, int runs, u32 lookups)
 {
 	double (*samples)[NR_KINDS][NR_ORDERS][MAX_SIZES] =
-		xmalloc(sizeof(*samples) * runs);
+		jit_gen_alloc(sizeof(*samples) * runs);
 	double cell[MAX_SIZES][NR_KINDS][NR_ORDERS], t0;
 	int r, i, k, o, bad = 0;
 
@@ -625,7 +413,7 @@ static int counted(struct table *tabs, int nr_tabs, u32 lookups)
 		for (k = 0; k < NR_KINDS; k++)
 			for (o = 0; o < NR_ORDERS; o++) {
 				snprintf(name, sizeof(name), "lookup %u %s %s %u",
-					 tabs[i].nr_funcs, kind_names[k],
+					 tabs[i].g.nr_funcs, kind_names[k],
 					 order_names[o], lookups);
 				CALLGRIND_ZERO_STATS;
 				if (run_lookups(&tabs[i], k, o, lookups) !=
@@ -666,14 +454,14 @@ int main(int argc, char **argv)
 	if (optind == argc || argc - optind > MAX_SIZES || runs < 1 ||
 	    !lookups)
 		print_usage();
-	rng_state = seed;
+	jit_gen_seed(seed);
 	for (i = optind; i < argc; i++, n++) {
 		unsigned long v = strtoul(argv[i], &end, 0);
 
 		if (*end || !v || v > SFRAME_JIT_MAX_FDES)
 			print_usage();
-		gen_funcs(&tabs[n], v);
-		build_jit(&tabs[n]);
+		jit_gen_funcs(&tabs[n].g, v);
+		jit_gen_registry(&tabs[n].g);
 		build_elf(&tabs[n]);
 		gen_pcs(&tabs[n], lookups);
 		bad += check_table(&tabs[n], lookups);
