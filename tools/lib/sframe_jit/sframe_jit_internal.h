@@ -8,6 +8,7 @@
 #ifndef __SFRAME_JIT_INTERNAL_H
 #define __SFRAME_JIT_INTERNAL_H
 
+#include <gelf.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -274,6 +275,12 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 /* Check a function's rows as the kernel will. */
 int sframe_jit__check_rows(const struct sframe_jit_row *rows,
 			   uint32_t nr_rows, uint32_t limit);
+
+/* An x86-64 ELF image in memory, and its sections; elf.c. */
+int sframe_jit__elf_open(const void *image, size_t size, Elf **elfp,
+			 GElf_Ehdr *ehdr);
+Elf_Scn *sframe_jit__elf_section(Elf *elf, const char *name, size_t *ndx,
+				 GElf_Shdr *shdr);
 
 /* The size rules of an options structure. */
 int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
