@@ -2,12 +2,15 @@
 /*
  * The CFI conversion (cfi.c): the exact rows of the functions of
  * cfi_fixture.S and the reason each other FDE is left out, FDEs damaged
- * in a copy of the fixture, what the conversion refuses, and the import
- * into a registry.
+ * in a copy of the fixture, what the conversion refuses, the import into
+ * a registry, and the cross-check against libdw (cfi_xcheck.c) on the
+ * fixture and a few system objects.
  */
 #include <gelf.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cfi_xcheck.h"
 #include "test.h"
 
 #define MAX_ROWS	8
@@ -427,4 +430,57 @@ TEST(cfi_import_adds_every_function_at_the_load_bias, T_BOTH)
 	test_backend_release(&tb);
 	sframe_jit_cfi_free(cfi);
 	free(im.data);
+}
+
+/* Lines the cross-check printed, as the runner's "# " lines. */
+static void log_lines(char *buf)
+{
+	char *line, *save = NULL;
+
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		test_log("%s", line);
+}
+
+static void xcheck(const char *path, bool required)
+{
+	struct xc_result res;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *log;
+	int err;
+
+	if (access(path, R_OK)) {
+		if (required)
+			test_fail(__FILE__, __LINE__, "no %s", path);
+		else
+			test_log("no %s: not checked", path);
+		return;
+	}
+	log = open_memstream(&buf, &len);
+	ASSERT(log);
+	err = xc_object(path, &res, log, 5);
+	if (!err)
+		xc_print(log, path, &res);
+	fclose(log);
+	log_lines(buf);
+	free(buf);
+	EXPECT_EQ(0, err);
+	if (err)
+		return;
+	EXPECT(res.nr_funcs > 0);
+	EXPECT(res.addrs > res.nr_funcs);
+	EXPECT_EQ(0, res.mismatches);
+}
+
+TEST(cfi_cross_check_finds_libdw_at_every_sampled_address, T_MEM)
+{
+	struct image im;
+
+	image_read(&im, "cfi_fixture.so");
+	xcheck(im.path, true);
+	free(im.data);
+	xcheck("/usr/lib/x86_64-linux-gnu/libc.so.6", true);
+	xcheck("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", false);
+	xcheck("/usr/bin/python3", false);
 }
