@@ -11,7 +11,6 @@
  * the kernel's.
  */
 #include <errno.h>
-#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -384,27 +383,6 @@ struct elf_ctx {
 
 enum { REL_NONE, REL_TEXT, REL_OTHER };
 
-static Elf_Scn *scn_by_name(Elf *elf, const char *name, size_t *ndx,
-			    GElf_Shdr *shdr)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-	const char *n;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, shdr))
-			return NULL;
-		n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name)) {
-			*ndx = elf_ndxscn(scn);
-			return scn;
-		}
-	}
-	return NULL;
-}
-
 /* The symbol @r refers to, in its symbol table. */
 static int rel_symbol(Elf *elf, const GElf_Shdr *rel_shdr, uint64_t sym_ndx,
 		      GElf_Sym *sym)
@@ -606,40 +584,21 @@ static void names_set(struct elf_ctx *c, struct import *im,
 	}
 }
 
-/*
- * The ELF header must be checked before libelf sees the image: for a
- * foreign byte order libelf converts a private image in place, and the
- * image is the caller's.
- */
-static int elf_ident_check(const void *image, size_t size)
-{
-	const unsigned char *id = image;
-
-	if (size < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG))
-		return -ENOEXEC;
-	if (id[EI_CLASS] != ELFCLASS64 || id[EI_DATA] != ELFDATA2LSB)
-		return -EOPNOTSUPP;
-	return 0;
-}
-
 static int elf_open(struct elf_ctx *c, const void *image, size_t size,
 		    const char *text)
 {
 	Elf_Scn *scn;
+	int err;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	c->elf = elf_memory((char *)image, size);
-	if (!c->elf)
-		return -ENOEXEC;
-	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &c->ehdr))
-		return -ENOEXEC;
-	if (c->ehdr.e_machine != EM_X86_64)
-		return -EOPNOTSUPP;
-	if (!scn_by_name(c->elf, text, &c->text_ndx, &c->text_shdr) ||
+	err = sframe_jit__elf_open(image, size, &c->elf, &c->ehdr);
+	if (err)
+		return err;
+	if (!sframe_jit__elf_section(c->elf, text, &c->text_ndx,
+				     &c->text_shdr) ||
 	    c->text_shdr.sh_type != SHT_PROGBITS)
 		return -ENOENT;
-	scn = scn_by_name(c->elf, ".sframe", &c->sframe_ndx, &c->sframe_shdr);
+	scn = sframe_jit__elf_section(c->elf, ".sframe", &c->sframe_ndx,
+				      &c->sframe_shdr);
 	if (!scn)
 		return -ENOENT;
 	if (c->sframe_shdr.sh_type == SHT_NOBITS ||
@@ -672,10 +631,6 @@ int sframe_jit_import_elf(struct sframe_jit *reg, const void *image,
 	if (!opts->text_addr || (opts->flags & ~SFRAME_JIT_IMPORT_F_NO_NAMES))
 		return -EINVAL;
 	text = opts->text_section ?: ".text";
-	err = elf_ident_check(image, size);
-	if (err)
-		return err;
-
 	c.text_addr = opts->text_addr;
 	err = elf_open(&c, image, size, text);
 	if (err)

@@ -518,6 +518,141 @@ SFRAME_JIT_API int sframe_jit_import_sframe(struct sframe_jit *reg,
 					    const void *sframe, size_t size,
 					    uint64_t sframe_addr);
 
+/*
+ * Conversion of DWARF call frame information.  Why an FDE was left out:
+ * indices into @nr_unsupported of struct sframe_jit_cfi_stats, and
+ * arguments of sframe_jit_cfi_reason_str().
+ */
+#define SFRAME_JIT_CFI_EMPTY		0	/* covers no byte */
+#define SFRAME_JIT_CFI_MALFORMED	1	/* libdw cannot read or evaluate it */
+#define SFRAME_JIT_CFI_OVERLAP		2	/* shares bytes with another FDE */
+#define SFRAME_JIT_CFI_SIGNAL		3	/* a signal frame ("S") */
+#define SFRAME_JIT_CFI_CFA_EXPR		4	/* CFA by a DWARF expression */
+#define SFRAME_JIT_CFI_CFA_REG		5	/* CFA from a register not RSP or RBP */
+#define SFRAME_JIT_CFI_RA_RULE		6	/* RA not saved at CFA - 8 */
+#define SFRAME_JIT_CFI_RBP_RULE		7	/* RBP neither kept nor at CFA + off */
+#define SFRAME_JIT_CFI_RANGE		8	/* an offset, size or count too large */
+#define SFRAME_JIT_CFI_NR_REASONS	9
+/* Room in struct sframe_jit_cfi_stats, for reasons added later. */
+#define SFRAME_JIT_CFI_MAX_REASONS	16
+
+/* An opaque handle on the functions and rows converted from one object. */
+struct sframe_jit_cfi;
+
+/**
+ * sframe_jit_cfi_convert() - convert an object's .eh_frame to frame rows
+ * @image: the bytes of an x86-64 ELF executable or shared object, as
+ *	the file holds them (mmap() it).  Not modified.
+ * @size: bytes at @image.
+ * @cfip: the converted table on success, for sframe_jit_cfi_free();
+ *	untouched on failure.
+ *
+ * Reads the call frame information of @image with libdw and makes one
+ * function of each FDE that frame rows can express at every address it
+ * covers: the CFA at RSP or RBP plus an offset, the return address at
+ * CFA - 8 (or undefined: the outermost frame), the caller's RBP in RBP
+ * or at CFA plus an offset.  Any other rule anywhere in an FDE leaves
+ * the whole FDE out, counted by its SFRAME_JIT_CFI_* reason: an
+ * unwinder falls back to frame pointers there.  Consecutive addresses
+ * with the same rules share a row.  Functions are at the addresses of
+ * the object's own layout, in increasing order, and do not overlap.
+ * Documentation/sframe_jit.rst says what is converted and why.
+ *
+ * Return: the number of functions; -EINVAL for bad arguments; -ENOEXEC
+ * for what is not an ELF object; -EOPNOTSUPP for another class, byte
+ * order or machine, or a relocatable object, whose addresses are not
+ * final; -ENOENT when it has no .eh_frame; -ENOMEM.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_convert(const void *image, size_t size,
+					  struct sframe_jit_cfi **cfip);
+
+/**
+ * sframe_jit_cfi_free() - free a converted table
+ * @cfi: the table, or NULL.
+ */
+SFRAME_JIT_API void sframe_jit_cfi_free(struct sframe_jit_cfi *cfi);
+
+/**
+ * sframe_jit_cfi_nr_funcs() - the number of functions of a converted table
+ * @cfi: the table.
+ *
+ * Return: the number of functions, which sframe_jit_cfi_func() indexes.
+ */
+SFRAME_JIT_API uint32_t sframe_jit_cfi_nr_funcs(const struct sframe_jit_cfi *cfi);
+
+/**
+ * sframe_jit_cfi_func() - one function of a converted table
+ * @cfi: the table.
+ * @idx: its index, below sframe_jit_cfi_nr_funcs(); in address order.
+ * @func: filled in with the function's address in the object's layout,
+ *	its size and its number of rows (stub_size 0).
+ * @rowsp: set to its rows, which live as long as @cfi; may be NULL.
+ *
+ * Return: 0; -ENOENT when @idx is out of range.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_func(const struct sframe_jit_cfi *cfi,
+				       uint32_t idx,
+				       struct sframe_jit_func *func,
+				       const struct sframe_jit_row **rowsp);
+
+/**
+ * struct sframe_jit_cfi_stats - what a conversion found
+ * @sz: sizeof(struct sframe_jit_cfi_stats), set by the caller.
+ * @nr_fdes: FDEs in the object, including entries libdw could not read.
+ * @nr_converted: FDEs that became functions.
+ * @nr_unsupported: FDEs left out, by SFRAME_JIT_CFI_* reason; entries
+ *	from SFRAME_JIT_CFI_NR_REASONS on are 0.
+ * @nr_rows: rows of the functions.
+ * @row_bytes: memory those rows take in the table, as struct
+ *	sframe_jit_row; a registry takes as much for them.
+ */
+struct sframe_jit_cfi_stats {
+	size_t sz;
+	uint64_t nr_fdes;
+	uint64_t nr_converted;
+	uint64_t nr_unsupported[SFRAME_JIT_CFI_MAX_REASONS];
+	uint64_t nr_rows;
+	uint64_t row_bytes;
+};
+
+/**
+ * sframe_jit_cfi_get_stats() - report what a conversion found
+ * @cfi: the table.
+ * @stats: filled in up to @stats->sz bytes; set @stats->sz first.
+ *
+ * Return: 0; -EINVAL when @stats->sz is below the first version of the
+ * structure.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_get_stats(const struct sframe_jit_cfi *cfi,
+					    struct sframe_jit_cfi_stats *stats);
+
+/**
+ * sframe_jit_cfi_reason_str() - the name of a reason an FDE was left out
+ * @reason: a SFRAME_JIT_CFI_* reason.
+ *
+ * Return: a short name ("cfa_expr", ...), or NULL for an unknown reason.
+ */
+SFRAME_JIT_API const char *sframe_jit_cfi_reason_str(unsigned int reason);
+
+/**
+ * sframe_jit_import_cfi() - add the functions of a converted table
+ * @reg: the registry.
+ * @cfi: the table.
+ * @load_bias: what to add to the object's addresses to get where its
+ *	code lives now: the difference between where the loader mapped it
+ *	and where its program headers place it.
+ *
+ * As sframe_jit_import_sframe(), for every function of @cfi: either
+ * every function is added, or, on error, none is.
+ *
+ * Return: the number of functions added; -EINVAL for bad arguments;
+ * -ERANGE when a function lands outside the registry's range; the
+ * errors of sframe_jit_add().
+ */
+SFRAME_JIT_API int sframe_jit_import_cfi(struct sframe_jit *reg,
+					 const struct sframe_jit_cfi *cfi,
+					 uint64_t load_bias);
+
 #ifdef __cplusplus
 }
 #endif

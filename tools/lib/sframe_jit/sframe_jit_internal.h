@@ -8,11 +8,14 @@
 #ifndef __SFRAME_JIT_INTERNAL_H
 #define __SFRAME_JIT_INTERNAL_H
 
+#include <gelf.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/types.h>
 
 #include <linux/sframe.h>
@@ -274,6 +277,46 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 /* Check a function's rows as the kernel will. */
 int sframe_jit__check_rows(const struct sframe_jit_row *rows,
 			   uint32_t nr_rows, uint32_t limit);
+
+/* An x86-64 ELF image in memory, and its sections; elf.c. */
+int sframe_jit__elf_open(const void *image, size_t size, Elf **elfp,
+			 GElf_Ehdr *ehdr);
+Elf_Scn *sframe_jit__elf_section(Elf *elf, const char *name, size_t *ndx,
+				 GElf_Shdr *shdr);
+
+/*
+ * Make room for element @nr of the array at *@arr, of *@cap elements of
+ * @elem bytes, doubling it: 0, -ENOMEM, or -E2BIG past 2^31 elements.
+ */
+static inline int sframe_jit__grow(void **arr, uint32_t *cap, uint32_t nr,
+				   size_t elem)
+{
+	uint32_t n = *cap ? *cap * 2 : 64;
+	void *p;
+
+	if (nr < *cap)
+		return 0;
+	if (*cap > UINT32_MAX / 2)
+		return -E2BIG;
+	p = realloc(*arr, (size_t)n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* An FDE's address range, as eh_frame.c reads it. */
+struct sframe_jit__fde {
+	uint64_t lo;
+	uint64_t hi;
+	bool malformed;
+	bool overlap;
+};
+
+int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
+			      struct sframe_jit__fde **fdesp,
+			      uint32_t *nr_fdesp);
 
 /* The size rules of an options structure. */
 int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
