@@ -115,7 +115,7 @@ struct sframe_jit_reg {
  */
 struct sframe_elf_key {
 	const struct inode *inode;
-	loff_t pos;
+	u64 pos;
 	const struct user_struct *user;
 };
 

@@ -179,7 +179,7 @@ static bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
 	vma = vma_lookup(mm, addr);
 	if (vma && vma->vm_file && size <= vma->vm_end - addr) {
 		key->inode = file_inode(vma->vm_file);
-		key->pos = ((loff_t)vma->vm_pgoff << PAGE_SHIFT) +
+		key->pos = ((u64)vma->vm_pgoff << PAGE_SHIFT) +
 			   (addr - vma->vm_start);
 		key->user = current_user();
 		found = true;

@@ -19,4 +19,9 @@ typedef __s32 s32;
 typedef __u64 u64;
 typedef __s64 s64;
 
+/* Embedded in structures of kernel/unwind that the harness only lays out. */
+struct hlist_node {
+	struct hlist_node *next, **pprev;
+};
+
 #endif /* _SFRAME_SHIM_LINUX_TYPES_H */
