@@ -161,16 +161,20 @@ static bool ref_fre(const struct ref_sec *r, const struct ref_fn *f, u64 pos,
 	return pos + e->len <= r->fre_len;
 }
 
-/* Rows of a version 1 or 2 function, as validation requires them. */
+/*
+ * Rows of a function, as validation requires them: a version 3
+ * flexible row may have as many words as its info byte counts.
+ */
 static int ref_check_rows(const struct ref_sec *r, const struct ref_fn *f)
 {
 	u32 limit = f->pcmask ? f->rep_size : f->size;
+	unsigned int max_words = f->type == 1 ? 15 : 3;
 	struct ref_fre e;
 	u64 pos = f->fre_off;
 	u32 k, prev = 0;
 
 	for (k = 0; k < f->num_fres; k++) {
-		if (!ref_fre(r, f, pos, &e) || e.n > 3)
+		if (!ref_fre(r, f, pos, &e) || e.n > max_words)
 			return -ENOEXEC;
 		if ((k && e.start <= prev) || (limit && e.start >= limit))
 			return -ENOEXEC;
@@ -197,7 +201,7 @@ static int ref_validate(const struct ref_sec *r)
 		rows += f.num_fres;
 		if (rows > r->num_fres)
 			return -ENOEXEC;
-		if (r->version != 3 && ref_check_rows(r, &f))
+		if (ref_check_rows(r, &f))
 			return -ENOEXEC;
 		prev = f.start;
 	}

@@ -50,6 +50,7 @@
 
 #define HDR_COUNT	offsetof(struct sframe_jit_header, fde_count)
 #define HDR_SEQ		offsetof(struct sframe_jit_header, seq)
+#define HDR_RESERVED0	offsetof(struct sframe_jit_header, reserved0)
 
 /* One store of the writer into the registry. */
 struct wstep {
@@ -395,7 +396,7 @@ static int ref_row(const struct sframe_jit_fre *e, struct sframe_row *row)
 {
 	memset(row, 0, sizeof(*row));
 	if (e->flags & ~(SFRAME_JIT_FRE_FP_SAVED | SFRAME_JIT_FRE_RA_UNDEFINED) ||
-	    e->cfa_base > SFRAME_JIT_CFA_FP)
+	    e->cfa_base > SFRAME_JIT_CFA_FP || e->reserved)
 		return SFRAME_FIND_MALFORMED;
 	if (e->flags & SFRAME_JIT_FRE_RA_UNDEFINED) {
 		row->ra_undefined = true;
@@ -481,6 +482,10 @@ static bool ref_admits(const u8 *m, unsigned long pc, int got,
 {
 	u32 count = mem_u32(m, HDR_COUNT), i, last = 0;
 	bool sorted = true, any = false;
+
+	/* A header whose reserved0 is set is malformed, whatever it holds. */
+	if (mem_u32(m, HDR_RESERVED0))
+		return got == SFRAME_FIND_MALFORMED;
 
 	if (count > g.fde_cap)
 		count = g.fde_cap;
