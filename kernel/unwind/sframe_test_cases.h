@@ -808,6 +808,7 @@ static inline void sframe_test_many_fill(const struct sframe_test_many *c,
  * @fre_cap: its frame-row capacity.
  * @fde_count: the published count in the header.
  * @seq: the sequence count in the header.
+ * @reserved0: the header's reserved0, which must be zero.
  * @pc: the address looked up; the text range is [SFT_TEXT, SFT_TEXT_END).
  * @result: what sframe_jit_find() returns.
  * @row: the row it gives, for SFRAME_FIND_HIT.

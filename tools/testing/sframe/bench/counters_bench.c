@@ -71,7 +71,7 @@
 #include "sframe_internal.h"
 #include "sframe_lookup.h"
 
-#define NR_CPUS		2
+#define NR_BENCH_CPUS		2
 /* Lookups per timed chunk: tens of microseconds, far below a time slice. */
 #define CHUNK		256
 /* Lookups between two reports of a lookup thread's progress. */
@@ -99,7 +99,7 @@ static const char *const scenario_names[NR_SCENARIOS] = {
 };
 
 /* The threads of a cell: the lookup threads, then the writer. */
-enum { WRITER = NR_CPUS, NR_THREADS };
+enum { WRITER = NR_BENCH_CPUS, NR_THREADS };
 
 /*
  * A counter of each thread's progress, which the others read before and
@@ -118,8 +118,8 @@ static struct progress toss;
 
 /* One run of one cell, per lookup thread. */
 struct cell_run {
-	double ns[NR_CPUS];		/* per lookup, median of the chunks */
-	double kept_share[NR_CPUS];	/* chunks kept of those timed */
+	double ns[NR_BENCH_CPUS];		/* per lookup, median of the chunks */
+	double kept_share[NR_BENCH_CPUS];	/* chunks kept of those timed */
 	double counted;			/* counted lookups per lookup made */
 	double toss_ns;			/* a line's transfer, just before */
 	bool valid;
@@ -134,7 +134,7 @@ struct bench {
 	u32 nr_pcs;
 	u32 lookups;
 	u32 frames;
-	int cpus[NR_CPUS];
+	int cpus[NR_BENCH_CPUS];
 };
 
 struct lookup_thread {
@@ -357,9 +357,9 @@ static bool run_cell(struct bench *b, enum scenario s, bool count,
 {
 	bool writer = s == WSTATS || s == WCOUNT, ok = true;
 	struct writer_thread w = { .hdr = b->hdr, .what = s };
-	int nr = s == ONE ? 1 : NR_CPUS, i;
-	struct lookup_thread lt[NR_CPUS];
-	pthread_t th[NR_CPUS], wth;
+	int nr = s == ONE ? 1 : NR_BENCH_CPUS, i;
+	struct lookup_thread lt[NR_BENCH_CPUS];
+	pthread_t th[NR_BENCH_CPUS], wth;
 	pthread_barrier_t start;
 	u64 counted, made = 0;
 
@@ -379,7 +379,7 @@ static bool run_cell(struct bench *b, enum scenario s, bool count,
 			.other = nr == 1 ? -1 : i == 0 && writer ? WRITER :
 				 1 - i,
 			.need = i == 0 && writer ? WRITER_NEED : TICK_NEED,
-			.first = (u64)b->nr_pcs * i / NR_CPUS,
+			.first = (u64)b->nr_pcs * i / NR_BENCH_CPUS,
 			.count = count,
 			.nr_chunks = b->lookups / CHUNK,
 		};
@@ -441,11 +441,11 @@ static void pick_cpus(struct bench *b)
 		perror("counters_bench: sched_getaffinity");
 		exit(2);
 	}
-	for (cpu = 0; cpu < CPU_SETSIZE && n < NR_CPUS; cpu++)
+	for (cpu = 0; cpu < CPU_SETSIZE && n < NR_BENCH_CPUS; cpu++)
 		if (CPU_ISSET(cpu, &set))
 			b->cpus[n++] = cpu;
-	if (n < NR_CPUS) {
-		fprintf(stderr, "counters_bench: needs %d CPUs\n", NR_CPUS);
+	if (n < NR_BENCH_CPUS) {
+		fprintf(stderr, "counters_bench: needs %d CPUs\n", NR_BENCH_CPUS);
 		exit(2);
 	}
 }
@@ -533,7 +533,7 @@ static bool print_scenario(const struct bench *b, enum scenario s,
 			   const struct cell_run *count, int runs)
 {
 	double vn[runs], vc[runs], vd[runs], vq[runs], vp[runs], vk[runs];
-	int nr = s == ONE ? 1 : NR_CPUS, i, r, n = 0;
+	int nr = s == ONE ? 1 : NR_BENCH_CPUS, i, r, n = 0;
 	double vx[runs], d, q;
 
 	for (i = 0; i < nr; i++) {

@@ -28,8 +28,10 @@ static unsigned char *read_file(const char *path, size_t *size)
 
 	if (!f)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET))
+	if (fseek(f, 0, SEEK_END))
+		goto out;
+	len = ftell(f);
+	if (len < 0 || fseek(f, 0, SEEK_SET))
 		goto out;
 	buf = malloc(len ? len : 1);
 	if (buf && fread(buf, 1, len, f) != (size_t)len) {
