@@ -181,8 +181,8 @@ static void chain_teardown(struct chain *c)
 
 /*
  * Put back what the JIT published, as a JIT that compacts would: under
- * an odd seq, which it then makes even.  The header's kernel-written
- * fields stay as they are.
+ * an odd seq, which it then makes even, with reserved0 zero again.  The
+ * header's kernel-written fields stay as they are.
  */
 static void republish(struct chain *c)
 {
@@ -200,6 +200,8 @@ static void republish(struct chain *c)
 		memset(jit_registry_fre(r, i), 0, r->fre_stride);
 		memcpy(jit_registry_fre(r, i), &c->fres[i], sizeof(c->fres[i]));
 	}
+	/* The JIT's side of the header, which must be zero. */
+	__atomic_store_n(&r->hdr->reserved0, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->hdr->fde_count, NR_FNS, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->hdr->seq, seq + 1, __ATOMIC_RELEASE);
 }
@@ -716,9 +718,9 @@ TEST_F_TIMEOUT(corrupt, garbage_in_the_kernel_written_header_fields_changes_no_c
 }
 
 /*
- * After a storm of corruption, the JIT puts its descriptors, rows, count
- * and seq back (the kernel-written fields stay garbage): exact again,
- * whatever the unwinder met before.
+ * After a storm of corruption, the JIT puts its descriptors, rows,
+ * count, reserved0 and seq back (the kernel-written fields stay
+ * garbage): exact again, whatever the unwinder met before.
  */
 TEST_F_TIMEOUT(corrupt, a_registry_republished_after_corruption_unwinds_exactly,
 	       60)
