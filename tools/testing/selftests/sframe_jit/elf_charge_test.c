@@ -14,12 +14,7 @@
  * registered its section (SFRAME_REGISTER_ELF of it then fails with
  * EEXIST) or could not for want of locked memory (it fails with ENOMEM).
  */
-#include <fcntl.h>
-#include <linux/capability.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 
 #include "sframe_test.h"
 
@@ -60,60 +55,6 @@ static int exec_check(const char *wait_fd)
 	if (ret == -EEXIST)
 		return EXEC_REGISTERED;
 	return ret == -ENOMEM ? EXEC_NO_MEMORY : EXEC_OTHER;
-}
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int write_file(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
-/*
- * Give up CAP_IPC_LOCK for good: out of the bounding set too, or root
- * would have it again after exec.
- */
-static int drop_ipc_lock(void)
-{
-	struct __user_cap_header_struct head = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
-	__u32 bit = CAP_TO_MASK(CAP_IPC_LOCK);
-
-	if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0))
-		return -errno;
-	if (syscall(SYS_capget, &head, data))
-		return -errno;
-	data[i].effective &= ~bit;
-	data[i].permitted &= ~bit;
-	data[i].inheritable &= ~bit;
-	if (syscall(SYS_capset, &head, data))
-		return -errno;
-	return 0;
 }
 
 /* The soft limit at @cur, or at the hard limit with MEMLOCK_MAX. */
@@ -186,12 +127,12 @@ FIXTURE_SETUP(elf_charge)
 		SKIP(return, NO_SFRAME_SEGMENT);
 	if (self_elf_register(&self->me) != -EEXIST)
 		SKIP(return, "binfmt_elf did not register this program");
-	if (read_file(ALLOWANCE_SYSCTL, self->saved, sizeof(self->saved)))
+	if (sysctl_read(ALLOWANCE_SYSCTL, self->saved, sizeof(self->saved)))
 		SKIP(return, "cannot read %s", ALLOWANCE_SYSCTL);
-	if (write_file(ALLOWANCE_SYSCTL, "0\n"))
+	if (sysctl_write(ALLOWANCE_SYSCTL, "0\n"))
 		SKIP(return, "cannot write %s (not root?)", ALLOWANCE_SYSCTL);
 	self->restore = true;
-	ret = drop_ipc_lock();
+	ret = drop_cap_ipc_lock(true);
 	if (ret)
 		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
 	ASSERT_EQ(0, memlock_set(0));
@@ -200,7 +141,7 @@ FIXTURE_SETUP(elf_charge)
 FIXTURE_TEARDOWN_PARENT(elf_charge)
 {
 	if (self->restore)
-		EXPECT_EQ(0, write_file(ALLOWANCE_SYSCTL, self->saved));
+		EXPECT_EQ(0, sysctl_write(ALLOWANCE_SYSCTL, self->saved));
 }
 
 /* A copy of a section in anonymous memory is charged, and refused. */

@@ -23,11 +23,8 @@
  */
 #include <assert.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <linux/capability.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include "sample_harness.h"
@@ -508,40 +505,14 @@ TEST_F_TIMEOUT(elf, an_unregistered_library_breaks_the_chain_at_its_frame,
 #define EXACT_CHAIN_TEST \
 	"elf.the_exec_time_sframe_gives_exact_chains_through_c_without_frame_pointers"
 
-static int sysctl_swap(const char *path, const char *val, char *old,
-		       size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDWR);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, old, size - 1);
-	if (n > 0) {
-		old[n] = '\0';
-		n = pwrite(fd, val, strlen(val), 0);
-	}
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
-
+/* In the child: no CAP_IPC_LOCK, even after exec, and no locked memory. */
 static void drop_ipc_lock_for_good(void)
 {
-	struct __user_cap_header_struct head = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
 	struct rlimit rl;
 
-	if (prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0) ||
-	    syscall(SYS_capget, &head, data))
+	if (drop_cap_ipc_lock(true))
 		_exit(30);
-	data[i].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	data[i].permitted &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	data[i].inheritable &= ~CAP_TO_MASK(CAP_IPC_LOCK);
-	if (syscall(SYS_capset, &head, data) || getrlimit(RLIMIT_MEMLOCK, &rl))
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
 		_exit(31);
 	rl.rlim_cur = 0;
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
@@ -566,13 +537,14 @@ static void dump_output(int fd)
 TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact_chains,
 	       120)
 {
-	char saved[32] = "", ours[32];
+	char saved[32] = "";
 	int out, status = -1, swapped;
 	pid_t pid;
 
 	out = memfd_create("second_exec_output", 0);
 	ASSERT_LE(0, out);
-	swapped = sysctl_swap(ALLOWANCE_SYSCTL, "0\n", saved, sizeof(saved));
+	swapped = sysctl_read(ALLOWANCE_SYSCTL, saved, sizeof(saved)) ?:
+		  sysctl_write(ALLOWANCE_SYSCTL, "0\n");
 	if (swapped)
 		SKIP(return, "cannot set %s (not root?)", ALLOWANCE_SYSCTL);
 	fflush(stdout);
@@ -588,7 +560,7 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	/* Put the allowance back before anything can end the test. */
-	ASSERT_EQ(0, sysctl_swap(ALLOWANCE_SYSCTL, saved, ours, sizeof(ours)));
+	ASSERT_EQ(0, sysctl_write(ALLOWANCE_SYSCTL, saved));
 	ASSERT_LT(0, pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		dump_output(out);

@@ -1067,27 +1067,6 @@ TEST_F(elf_args, replace_of_a_section_range_is_enoent)
 #define MEMLOCK_ALLOWANCE	"/proc/sys/kernel/sframe_user_mlock_kb"
 #define FRE_BYTES		sizeof(struct sframe_jit_fre)
 
-static int drop_cap_ipc_lock(void)
-{
-	struct __user_cap_header_struct head = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
-	__u32 bit = CAP_TO_MASK(CAP_IPC_LOCK);
-
-	if (syscall(SYS_capget, &head, data))
-		return -errno;
-	data[i].effective &= ~bit;
-	data[i].permitted &= ~bit;
-	data[i].inheritable &= ~bit;
-	if (syscall(SYS_capset, &head, data))
-		return -errno;
-	if (syscall(SYS_capget, &head, data))
-		return -errno;
-	return data[i].effective & bit ? -EPERM : 0;
-}
-
 /*
  * What a user may pin in registries beyond RLIMIT_MEMLOCK, in bytes: the
  * allowance kernel.sframe_user_mlock_kb grants.
@@ -1124,7 +1103,7 @@ FIXTURE_SETUP(memlock)
 	self->start = (unsigned long)self->arena;
 	self->end = self->start + 16 * page_size();
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &self->saved));
-	ret = drop_cap_ipc_lock();
+	ret = drop_cap_ipc_lock(false);
 	if (ret)
 		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
 	self->budget = MEMLOCK_TEST_LIMIT + memlock_allowance();
@@ -1431,35 +1410,6 @@ TEST_F(memlock, fork_within_the_limit_gives_the_child_a_charged_copy)
  * fit.  The old value is put back by the parent whatever the test does.
  */
 #define TEST_MAX_REGS		8U
-
-static int sysctl_read(const char *path, char *buf, size_t size)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = '\0';
-	return 0;
-}
-
-static int sysctl_write(const char *path, const char *val)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -EIO;
-}
 
 FIXTURE(reg_limit) {
 	char saved[32];

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,11 +25,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/sframe.h>
 
 /* The 6.12 harness itself is not clean under -Wextra. */
@@ -571,6 +574,64 @@ static inline long proc_kb(const char *file, const char *field)
 	}
 	fclose(f);
 	return kb;
+}
+
+/* A sysctl's value as text, NUL-terminated: 0 or -errno. */
+static inline int sysctl_read(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	return 0;
+}
+
+static inline int sysctl_write(const char *path, const char *val)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+/*
+ * Give up CAP_IPC_LOCK, so that the locked-memory limit applies to this
+ * process; @for_good drops it from the bounding set too, or root would
+ * have it again after exec.  0 or -errno.
+ */
+static inline int drop_cap_ipc_lock(bool for_good)
+{
+	struct __user_cap_header_struct head = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	unsigned int i = CAP_TO_INDEX(CAP_IPC_LOCK);
+	__u32 bit = CAP_TO_MASK(CAP_IPC_LOCK);
+
+	if (for_good && prctl(PR_CAPBSET_DROP, CAP_IPC_LOCK, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_capget, &head, data))
+		return -errno;
+	data[i].effective &= ~bit;
+	data[i].permitted &= ~bit;
+	data[i].inheritable &= ~bit;
+	if (syscall(SYS_capset, &head, data))
+		return -errno;
+	if (syscall(SYS_capget, &head, data))
+		return -errno;
+	return data[i].effective & bit ? -EPERM : 0;
 }
 
 #endif /* SFRAME_TEST_H */
