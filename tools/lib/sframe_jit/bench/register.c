@@ -73,9 +73,11 @@
 /* libgcc's registration entry points (unwind-dw2-fde.h). */
 void __register_frame(void *begin);
 void __deregister_frame(void *begin);
+
 struct dwarf_eh_bases {
 	void *tbase, *dbase, *func;
 };
+
 const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
 #define FN_SIZE		64	/* bytes of code each function spans */

@@ -391,11 +391,10 @@ static void worker(const struct fork_case *c, int cmd_fd, int res_fd,
 		die("mmap");
 	while (read_all(cmd_fd, &cmd, 1)) {
 		memset(&s, 0, sizeof(s));
-		if (floor_size) {
+		if (floor_size)
 			s.total = measure_floor(floor_size);
-		} else {
+		else
 			measure_forks(c->forks, &s);
-		}
 		write_all(res_fd, &s, sizeof(s));
 	}
 	exit(0);
