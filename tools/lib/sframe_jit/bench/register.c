@@ -472,7 +472,7 @@ static void elf_unregister(struct bench *b, unsigned long n)
 	for (i = 0; i < n; i++) {
 		struct sframe_unregister_args u = {
 			.text_start = elf_fn(b, i),
-			.text_size = FN_SIZE,
+			.text_end = elf_fn(b, i) + FN_SIZE,
 		};
 
 		elf_op(SFRAME_UNREGISTER, &u, sizeof(u));
@@ -491,7 +491,7 @@ static double run_elf_op(struct bench *b)
 			.sframe_start = (uint64_t)sec,
 			.sframe_size = ELF_SEC_SIZE,
 			.text_start = elf_fn(b, i),
-			.text_end = elf_fn(b, i) + FN_SIZE,
+			.text_size = FN_SIZE,
 		};
 
 		put32(sec + 28, (uint32_t)(elf_fn(b, i) - (uint64_t)sec));
