@@ -163,17 +163,29 @@ static double run_sframe_jit(struct bench *b)
 	return now() - t0;
 }
 
+/*
+ * A registry for functions @first to @first + @n - 1, with room for them
+ * all, which never compacts.  Registries of the kernel may not overlap.
+ */
+static int room_create_part(struct bench *b, unsigned long first,
+			    unsigned long n, uint32_t compact_threshold,
+			    struct sframe_jit **regp)
+{
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
+			.fde_capacity = n,
+			.fre_capacity = n * NR_ROWS,
+			.compact_threshold = compact_threshold,
+			.flags = b->kernel ? 0 : SFRAME_JIT_F_NO_KERNEL);
+
+	return sframe_jit_create(fn_addr(b, first), fn_addr(b, first + n),
+				 &opts, regp);
+}
+
 /* A registry with room for @b->n functions, which never compacts. */
 static int room_create(struct bench *b, uint32_t compact_threshold,
 		       struct sframe_jit **regp)
 {
-	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
-			.fde_capacity = b->n,
-			.fre_capacity = b->n * NR_ROWS,
-			.compact_threshold = compact_threshold,
-			.flags = b->kernel ? 0 : SFRAME_JIT_F_NO_KERNEL);
-
-	return sframe_jit_create(b->text, fn_addr(b, b->n), &opts, regp);
+	return room_create_part(b, 0, b->n, compact_threshold, regp);
 }
 
 static int add_all(struct bench *b, struct sframe_jit *reg)
@@ -795,8 +807,10 @@ static int run_threads(struct bench *b, bool shared, struct threads_run *out)
 	unsigned long half = b->n / NR_PRODUCERS;
 	int i, nr_regs = shared ? 1 : NR_PRODUCERS, err = 0;
 
+	/* A registry each covers its producer's half of the functions. */
 	for (i = 0; i < nr_regs && !err; i++)
-		err = room_create(b, 0, &regs[i]);
+		err = shared ? room_create(b, 0, &regs[i]) :
+			       room_create_part(b, i * half, half, 0, &regs[i]);
 	pthread_barrier_init(&go, NULL, NR_PRODUCERS);
 	for (i = 0; i < NR_PRODUCERS && !err; i++) {
 		p[i] = (struct producer) {
