@@ -32,6 +32,21 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 	return smm ? mtree_load(&smm->index, addr) : NULL;
 }
 
+/**
+ * sframe_region_covers() - does an entry cover an address?
+ * @r: an entry found by sframe_region_lookup(), under the same RCU read
+ *	section.
+ * @addr: a user address.
+ *
+ * Safe in NMI context: the range of an entry never changes.
+ *
+ * Return: true if @addr is in the entry's range.
+ */
+bool sframe_region_covers(const struct sframe_region *r, unsigned long addr)
+{
+	return addr >= r->start && addr < r->end;
+}
+
 /* The kernel's counters in the registry's header: approximate by design. */
 static void sframe_jit_count(const struct sframe_jit_reg *reg,
 			     enum sframe_find_result res)

@@ -59,6 +59,7 @@ struct sframe_walk {
 	unsigned long fp;
 	bool exact_pc;
 	bool at_entry;
+	struct sframe_region *last;
 };
 
 static bool sframe_read_word(unsigned long addr, unsigned long *val)
@@ -188,6 +189,28 @@ static int sframe_row_step(struct sframe_walk *w, const struct sframe_row *row)
 }
 
 /*
+ * The registration covering @pc: most frames of a stack return into the
+ * object of the frame before, so the entry found last is tried before
+ * the index.  An entry stays valid for the whole walk, under its RCU
+ * read section, even if it is removed meanwhile: the walk then sees the
+ * registrations as they were when it started, as it would a moment
+ * earlier.
+ */
+static struct sframe_region *sframe_region_cached(struct mm_struct *mm,
+						  struct sframe_walk *w,
+						  unsigned long pc)
+{
+	struct sframe_region *r = w->last;
+
+	if (r && sframe_region_covers(r, pc))
+		return r;
+	r = sframe_region_lookup(mm, pc);
+	if (r)
+		w->last = r;
+	return r;
+}
+
+/*
  * Unwind one frame.  For a caller's frame the PC is a return address,
  * which may lie just past the end of the calling function: look up the
  * byte before it.  A table that describes the frame wins over the
@@ -205,7 +228,7 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
 
 	w->exact_pc = false;
 	w->at_entry = false;
-	r = sframe_region_lookup(mm, pc);
+	r = sframe_region_cached(mm, w, pc);
 	if (r && sframe_region_find(r, pc, &row) == SFRAME_FIND_HIT) {
 		if (row.signal)
 			return sframe_signal_step(w);

@@ -86,6 +86,18 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 }
 
 /**
+ * sframe_region_covers() - does a region cover an address?
+ * @r: a region from sframe_region_lookup().
+ * @addr: a user address.
+ *
+ * Return: true if @addr is in the region's range.
+ */
+bool sframe_region_covers(const struct sframe_region *r, unsigned long addr)
+{
+	return addr >= r->start && addr < r->end;
+}
+
+/**
  * sframe_region_find() - the frame row of an indexed region for a PC
  * @r: a region from sframe_region_lookup().
  * @pc: the address to look up.

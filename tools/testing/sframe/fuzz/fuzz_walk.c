@@ -183,6 +183,12 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 	return find_region(addr);
 }
 
+bool sframe_region_covers(const struct sframe_region *r, unsigned long addr)
+{
+	FUZZ_CHECK(sframe_fuzz_rcu_depth > 0, "region used outside RCU");
+	return addr >= r->start && addr < r->end;
+}
+
 /*
  * As sframe_register.c: an ELF section is looked up in its converted
  * table, whose work is counted against SFRAME_TABLE_MAX_READS.
