@@ -396,9 +396,31 @@ write_series() {
 	mv "$tmp/cover" "$cover"
 }
 
+# The manual page as the man-pages project takes it: a patch adding
+# man/man2/sframe_register.2, in build/series/man-pages/.
+write_manpage() {
+	local repo=$tmp/man-pages page=Documentation/userspace-api/sframe_register.2
+
+	rm -rf "$repo"
+	git init -q "$repo"
+	mkdir -p "$repo/man/man2"
+	git -C "$tree" show "$head:$page" > "$repo/man/man2/sframe_register.2"
+	git -C "$repo" add man/man2/sframe_register.2
+	GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
+	GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
+	GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
+		git -C "$repo" commit -q -s -m "sframe_register.2: New page" \
+		-m "Describe sframe_register(2), proposed for Linux by the series
+of the same name: JIT registries of SFrame unwind rows and the
+registration of ELF .sframe sections, each operation's checks and
+errors, and the lifetime of registrations."
+	git -C "$repo" format-patch -q --root -o "$out/man-pages" HEAD
+}
+
 parse_steps
 claim_files
 build_commits
 write_series
+write_manpage
 note "$(find "$out" -name '*.patch' | wc -l) files in $out:"
 (cd "$out" && ls -1 ./*.patch | sed 's|^\./|    |')
