@@ -2,7 +2,8 @@
 /*
  * What the timed benchmarks of tools/testing/sframe share: the thread's
  * CPU time, which leaves out the time a shared machine keeps the
- * benchmark descheduled, and the median of a cell's runs.
+ * benchmark descheduled, wall-clock time where the work spans
+ * processes, and the median of a cell's runs.
  */
 #ifndef _SFRAME_BENCH_TIME_H
 #define _SFRAME_BENCH_TIME_H
@@ -15,6 +16,15 @@ static inline double thread_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Wall-clock time, for what spans processes (fork, exec, wait). */
+static inline double wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 

@@ -175,16 +175,8 @@ static AS_EXTERN int
 uncounted(struct sframe_region *r, unsigned long pc, struct sframe_row *row)
 {
 	if (r->kind == SFRAME_REGION_ELF)
-		return sframe_table_find(r->elf->table, pc, row);
+		return sframe_table_find(r->elf->table, pc - r->bias, row);
 	return sframe_jit_find(&r->jit->view, pc, row);
-}
-
-static double wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
 static u64 load(const struct progress *p)

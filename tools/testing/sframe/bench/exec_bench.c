@@ -52,14 +52,6 @@ static const char *const case_desc[NR_CASES] = {
 	[LATER]	= "with it, another process of it alive",
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	perror(what);
@@ -100,12 +92,12 @@ static void reap(pid_t pid, const char *path)
 /* The mean time of one fork, execve and waitpid of @path, @n times. */
 static double time_execs(const char *path, int n)
 {
-	double t0 = now_ns();
+	double t0 = wall_ns();
 	int i;
 
 	for (i = 0; i < n; i++)
 		reap(spawn(path, NULL, -1), path);
-	return (now_ns() - t0) / n;
+	return (wall_ns() - t0) / n;
 }
 
 /* @path's own word on its registration: "registered" or "unregistered". */

@@ -114,14 +114,6 @@ struct ready {
 	__u64 size;
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static void die(const char *what)
 {
 	perror(what);
@@ -165,15 +157,15 @@ static int count_registries(void)
 static double wait_registries(int base)
 {
 	struct timespec ms = { 0, 1000000 };
-	double t0 = now_ns(), t;
+	double t0 = wall_ns(), t;
 
 	while (count_registries() > base) {
-		t = now_ns();
+		t = wall_ns();
 		if (t - t0 > FREE_TIMEOUT_NS)
 			return -1;
 		nanosleep(&ms, NULL);
 	}
-	return now_ns() - t0;
+	return wall_ns() - t0;
 }
 
 static long jit_register(__u64 start, __u32 fdes, __u32 fres)
@@ -236,12 +228,12 @@ static char *stall_pages;
 static void *stall_thread(void *arg)
 {
 	size_t pg = getpagesize(), i = 0;
-	double prev = now_ns(), t;
+	double prev = wall_ns(), t;
 
 	(void)arg;
 	stall_max = 0;
 	while (atomic_load(&stall_state) != 2) {
-		t = now_ns();
+		t = wall_ns();
 		if (atomic_load(&stall_state) == 1 && t - prev > stall_max)
 			stall_max = t - prev;
 		prev = t;
@@ -259,7 +251,7 @@ static pid_t fork_child(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		*child_stamp = now_ns();
+		*child_stamp = wall_ns();
 		_exit(0);
 	}
 	if (pid < 0)
@@ -283,11 +275,11 @@ static void measure_fork(struct sample *s)
 	pid_t pid;
 
 	*child_stamp = 0;
-	t0 = now_ns();
+	t0 = wall_ns();
 	pid = fork_child();
-	t1 = now_ns();
+	t1 = wall_ns();
 	reap(pid);
-	t2 = now_ns();
+	t2 = wall_ns();
 	s->total = t2 - t0;
 	s->parent = t1 - t0;
 	s->child = *child_stamp - t0;
@@ -308,9 +300,9 @@ static void measure_stall(struct sample *s)
 	/* Let the thread reach its loop before the fork. */
 	nanosleep(&ms, NULL);
 	atomic_store(&stall_state, 1);
-	t0 = now_ns();
+	t0 = wall_ns();
 	pid = fork_child();
-	s->stall_fork = now_ns() - t0;
+	s->stall_fork = wall_ns() - t0;
 	atomic_store(&stall_state, 2);
 	pthread_join(thread, NULL);
 	reap(pid);
@@ -357,13 +349,13 @@ static double measure_floor(size_t size)
 	if (src == MAP_FAILED)
 		die("mmap");
 	memset(src, 0x5a, size);
-	t0 = now_ns();
+	t0 = wall_ns();
 	dst = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
 	if (dst == MAP_FAILED)
 		die("mmap");
 	memcpy(dst, src, size);
 	munmap(dst, size);
-	t1 = now_ns();
+	t1 = wall_ns();
 	munmap(src, size);
 	return t1 - t0;
 }
