@@ -1030,6 +1030,13 @@ static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
  * @target bytes into it (or into its repeat block): rows are fixed-size,
  * so a binary search, which checks that the first row starts at 0 and
  * that the rows it probes increase strictly and stay below @limit.
+ *
+ * The search probes the row it picks and the one after it, but not
+ * always the one before: rows (0, 20, 4) would give the row at 4 for
+ * offset 10 without ever reading the 20.  So that row is read too, and
+ * must start below the picked one.  A PC's row is then the one its
+ * neighbours agree on; disorder elsewhere among the rows goes unseen,
+ * as a lookup reads O(log n) of them.
  */
 static enum sframe_find_result
 sframe_jit_rows(const struct sframe_jit_view *v, u32 first, u32 count,
@@ -1050,13 +1057,34 @@ sframe_jit_rows(const struct sframe_jit_view *v, u32 first, u32 count,
 					target))
 			return SFRAME_FIND_MALFORMED;
 	}
+	/* Row 0 starts at 0, below any row 1 the search accepted. */
+	if (s.lo >= 3 && READ_ONCE(fres[s.lo - 2].start_off) >= s.lo_key)
+		return SFRAME_FIND_MALFORMED;
 	return sframe_jit_row(&fres[s.lo - 1], row);
 }
 
 /*
+ * The descriptor before the one the search picked, which the search may
+ * not have probed, must end at or before @start: otherwise descriptors
+ * out of order or overlapping would give a PC a function that does not
+ * contain it, or leave it to one that ends before it.
+ */
+static bool sframe_jit_prev_fits(const struct sframe_jit_fde *prev,
+				 unsigned long start)
+{
+	unsigned long prev_start = READ_ONCE(prev->func_start);
+	unsigned long prev_end;
+
+	return !check_add_overflow(prev_start,
+				   (unsigned long)READ_ONCE(prev->func_size),
+				   &prev_end) && prev_end <= start;
+}
+
+/*
  * Look @pc up among the first @count descriptors, @count being at most
- * the capacity.  Each descriptor field is read once: func_start during
- * the search, the others after it.
+ * the capacity.  Each field of the descriptor found is read once:
+ * func_start during the search, the others after it; the descriptor
+ * before it is read for its end.
  */
 static enum sframe_find_result
 sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
@@ -1080,6 +1108,8 @@ sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
 
 	fde = sframe_jit_fdes(v) + s.lo - 1;
 	start = s.lo_key;
+	if (s.lo >= 2 && !sframe_jit_prev_fits(fde - 1, start))
+		return SFRAME_FIND_MALFORMED;
 	size = READ_ONCE(fde->func_size);
 	first = READ_ONCE(fde->fre_start);
 	nr = READ_ONCE(fde->fre_count);
@@ -1129,12 +1159,15 @@ sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
  * The registry's process may write it at any time.  The lookup reads the
  * published descriptor count once, with acquire semantics, and clamps it
  * to the capacity; it binary-searches the descriptors, checking that
- * those it probes are sorted, then the function's rows.  It reads every
- * descriptor and row field it uses once, and only inside the areas @v
- * describes.  The header's seq is read before and after: odd, or changed
- * meanwhile, the result is SFRAME_FIND_RETRY, whatever was found.  A
- * header whose reserved0 is not zero makes every lookup malformed.  The
- * lookup neither loops on seq nor waits.  Safe in NMI context.
+ * those it probes are sorted and that the one before the descriptor it
+ * finds ends at or before it, then the function's rows, checking that
+ * those it probes and the one before the row it finds increase strictly.
+ * It reads every descriptor and row field it uses once, and only inside
+ * the areas @v describes.  The header's seq is read before and after:
+ * odd, or changed meanwhile, the result is SFRAME_FIND_RETRY, whatever
+ * was found.  A header whose reserved0 is not zero makes every lookup
+ * malformed.  The lookup neither loops on seq nor waits.  Safe in NMI
+ * context.
  *
  * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no published function
  * contains @pc; SFRAME_FIND_TOMBSTONE if the function containing @pc is

@@ -908,6 +908,26 @@ static const struct sframe_jit_fre sft_jit_fres[] = {
 	.fres = (const struct sframe_jit_fre[]){ __VA_ARGS__ },	\
 	.nr_fres = 4, .fde_cap = 8, .fre_cap = 16
 
+/*
+ * A 32-byte function at F0 with three rows starting at @a, @b and @c,
+ * the rows' CFA offsets 8, 16 and 24 telling which one a lookup took.
+ */
+#define SFT_JIT_ROWS3(a, b, c)						\
+	.fdes = (const struct sframe_jit_fde[]){			\
+		SFT_JFDE(SFT_F0, 32, 0, 3, 0, SFRAME_JIT_FDE_PCINC, 0) },	\
+	.nr_fdes = 1,							\
+	.fres = (const struct sframe_jit_fre[]){			\
+		{ .start_off = (a), .cfa_off = 8, .ra_off = -8 },	\
+		{ .start_off = (b), .cfa_off = 16, .ra_off = -8 },	\
+		{ .start_off = (c), .cfa_off = 24, .ra_off = -8 } },	\
+	.nr_fres = 3, .fde_cap = 8, .fre_cap = 16, .fde_count = 1
+
+/* Rows (a, b, c) of SFT_JIT_ROWS3() at offset @off: malformed. */
+#define SFT_JIT_DISORDER(a, b, c, off)					\
+	{ "malformed: rows (" #a ", " #b ", " #c "), offset " #off,	\
+	  SFT_JIT_ROWS3(a, b, c), .seq = 0, .pc = SFT_F0 + (off),	\
+	  .result = SFRAME_FIND_MALFORMED }
+
 /* A row of F0 for SFT_JIT_ROWS(). */
 #define SFT_JROW(start)							\
 	{ .start_off = (start), .cfa_base = SFRAME_JIT_CFA_SP,		\
@@ -1051,6 +1071,91 @@ static const struct sframe_test_jit sframe_test_jit_cases[] = {
 	  .nr_fres = ARRAY_SIZE(sft_jit_fres), .fde_cap = 8, .fre_cap = 16,
 	  .fde_count = 3, .seq = 0, .pc = SFT_F3 + 4,
 	  .result = SFRAME_FIND_MALFORMED },
+
+	/*
+	 * Descriptors out of order or overlapping, where the search meets
+	 * them: the one before the descriptor it finds must end at or
+	 * before it.  The search over four probes the third and fourth
+	 * only, for a PC in the third.
+	 */
+	{ "malformed: the unprobed descriptor before is out of order",
+	  .fdes = (const struct sframe_jit_fde[]){
+		SFT_F0_FDE,
+		SFT_JFDE(SFT_F2, 0x10, 6, 1, 0, SFRAME_JIT_FDE_PCINC, 0),
+		SFT_JFDE(SFT_F1, 0x40, 4, 2, 0, SFRAME_JIT_FDE_PCMASK, 16),
+		SFT_JFDE(SFT_F3, 0x10, 7, 1, 0, SFRAME_JIT_FDE_PCINC, 0),
+	  },
+	  .nr_fdes = 4, .fres = sft_jit_fres,
+	  .nr_fres = ARRAY_SIZE(sft_jit_fres), .fde_cap = 8, .fre_cap = 16,
+	  .fde_count = 4, .seq = 0, .pc = SFT_F1 + 0x1c,
+	  .result = SFRAME_FIND_MALFORMED },
+	{ "malformed: overlapping descriptors, in both",
+	  .fdes = (const struct sframe_jit_fde[]){
+		SFT_JFDE(SFT_F0, 0x1800, 0, 4, 0, SFRAME_JIT_FDE_PCINC, 0),
+		SFT_JFDE(SFT_F1, 0x40, 4, 2, 0, SFRAME_JIT_FDE_PCMASK, 16),
+	  },
+	  .nr_fdes = 2, .fres = sft_jit_fres,
+	  .nr_fres = ARRAY_SIZE(sft_jit_fres), .fde_cap = 8, .fre_cap = 16,
+	  .fde_count = 2, .seq = 0, .pc = SFT_F1 + 0x1c,
+	  .result = SFRAME_FIND_MALFORMED },
+	{ "malformed: overlapping descriptors, past the later one",
+	  .fdes = (const struct sframe_jit_fde[]){
+		SFT_JFDE(SFT_F0, 0x1800, 0, 4, 0, SFRAME_JIT_FDE_PCINC, 0),
+		SFT_JFDE(SFT_F1, 0x40, 4, 2, 0, SFRAME_JIT_FDE_PCMASK, 16),
+	  },
+	  .nr_fdes = 2, .fres = sft_jit_fres,
+	  .nr_fres = ARRAY_SIZE(sft_jit_fres), .fde_cap = 8, .fre_cap = 16,
+	  .fde_count = 2, .seq = 0, .pc = SFT_F1 + 0x100,
+	  .result = SFRAME_FIND_MALFORMED },
+	{ "hit: functions back to back",
+	  .fdes = (const struct sframe_jit_fde[]){
+		SFT_JFDE(SFT_F0, 0x1000, 0, 4, 0, SFRAME_JIT_FDE_PCINC, 0),
+		SFT_JFDE(SFT_F1, 0x40, 4, 2, 0, SFRAME_JIT_FDE_PCMASK, 16),
+	  },
+	  .nr_fdes = 2, .fres = sft_jit_fres,
+	  .nr_fres = ARRAY_SIZE(sft_jit_fres), .fde_cap = 8, .fre_cap = 16,
+	  .fde_count = 2, .seq = 0, .pc = SFT_F1 + 0x1c,
+	  .result = SFRAME_FIND_HIT,
+	  .row = { .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 16,
+		   .ra_off = -8 } },
+	{ "hit: a zero-sized function at the next one's start",
+	  .fdes = (const struct sframe_jit_fde[]){
+		SFT_JFDE(SFT_F0, 0, 0, 4, 0, SFRAME_JIT_FDE_PCINC, 0),
+		SFT_F0_FDE,
+	  },
+	  .nr_fdes = 2, .fres = sft_jit_fres,
+	  .nr_fres = ARRAY_SIZE(sft_jit_fres), .fde_cap = 8, .fre_cap = 16,
+	  .fde_count = 2, .seq = 0, .pc = SFT_F0 + 3,
+	  .result = SFRAME_FIND_HIT,
+	  .row = { .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 16,
+		   .ra_off = -8, .fp_saved = true, .fp_off = -16 } },
+
+	/*
+	 * Rows out of order where the search meets them: the one before
+	 * the row it picks, which it may not have probed, is checked too.
+	 */
+	SFT_JIT_DISORDER(0, 20, 4, 1),
+	SFT_JIT_DISORDER(0, 20, 4, 5),
+	SFT_JIT_DISORDER(0, 20, 4, 10),
+	SFT_JIT_DISORDER(0, 20, 4, 25),
+	SFT_JIT_DISORDER(0, 4, 2, 1),
+	SFT_JIT_DISORDER(0, 4, 2, 3),
+	SFT_JIT_DISORDER(0, 4, 2, 5),
+	SFT_JIT_DISORDER(0, 4, 2, 31),
+	SFT_JIT_DISORDER(0, 4, 4, 1),
+	SFT_JIT_DISORDER(0, 4, 4, 4),
+	SFT_JIT_DISORDER(0, 4, 4, 5),
+	SFT_JIT_DISORDER(0, 4, 4, 31),
+	{ "hit: rows (0, 4, 20), offset 10, the middle row",
+	  SFT_JIT_ROWS3(0, 4, 20), .seq = 0, .pc = SFT_F0 + 10,
+	  .result = SFRAME_FIND_HIT,
+	  .row = { .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 16,
+		   .ra_off = -8 } },
+	{ "hit: rows (0, 4, 20), offset 20, the last row",
+	  SFT_JIT_ROWS3(0, 4, 20), .seq = 0, .pc = SFT_F0 + 20,
+	  .result = SFRAME_FIND_HIT,
+	  .row = { .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 24,
+		   .ra_off = -8 } },
 
 	/* Malformed rows */
 	{ "malformed: first row does not start at 0",

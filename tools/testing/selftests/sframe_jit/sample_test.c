@@ -794,6 +794,44 @@ TEST_F_TIMEOUT(tombstone, a_tombstoned_function_falls_back_to_its_frame_pointer,
 }
 
 /*
+ * Rows 1.. of the function in reverse, strictly decreasing: a JIT that
+ * wrote them out of order.  Wherever a lookup in the function lands, it
+ * meets two rows out of order among those it reads, with three rows or
+ * more, so each of its frames is malformed and falls back to the frame
+ * pointer, as a tombstoned one does.
+ */
+TEST_F_TIMEOUT(tombstone, rows_out_of_order_fall_back_and_count_as_malformed,
+	       60)
+{
+	const struct jit_fn *fn = &self->jit.fn[variant->fn];
+	struct sframe_jit_header *h = self->jit.reg.hdr;
+	struct sframe_jit_stats then, d;
+	struct jit_fn rev = *fn;
+	unsigned int i;
+	struct tally t;
+	__u32 first;
+
+	if (fn->nr_rows < 3)
+		SKIP(return, "%s has %u rows, always in order", fn->name,
+		     fn->nr_rows);
+	for (i = 1; i < fn->nr_rows; i++)
+		rev.rows[i] = fn->rows[fn->nr_rows - i];
+	first = jit_registry_fde(&self->jit.reg, fn->fde)->fre_start;
+	seq_begin(&self->jit);
+	jit_registry_write_rows(&self->jit.reg, first, &rev);
+	seq_end(&self->jit);
+
+	then = stats_read(h);
+	sample_session(_metadata, &self->jit, true, &t);
+	d = stats_since(h, &then);
+	stats_log(_metadata, fn->name, &d);
+	expect_chains(_metadata, &t, variant->first_bad);
+	/* Each leaf sample looks the function up once in its chain. */
+	EXPECT_LE(t.leaf, d.malformed);
+	EXPECT_EQ(0ULL, d.tombstone_hits);
+}
+
+/*
  * The unwinder's counters in the registry header.  If they do not move,
  * the unwinder does not keep them: a kernel bug, not a test to loosen.
  */

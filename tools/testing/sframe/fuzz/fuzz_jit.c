@@ -414,10 +414,32 @@ static int ref_row(const struct sframe_jit_fre *e, struct sframe_row *row)
 }
 
 /*
+ * May row @k of the @nr from @first be the one for @target, when the
+ * rows break the rules?  The search checks the rows it probes, and the
+ * one before the row it picks: the picked row starts at or before the
+ * target, above the one before it, and below the next one, which starts
+ * past the target and below @limit.
+ */
+static bool ref_row_fits(const u8 *m, u32 first, u32 nr, u32 k, u32 target,
+			 u32 limit)
+{
+	u32 s = fre_at(m, first + k)->start_off;
+
+	if (s > target || s >= limit)
+		return false;
+	if (k && fre_at(m, first + k - 1)->start_off >= s)
+		return false;
+	if (k + 1 < nr && (fre_at(m, first + k + 1)->start_off <= target ||
+			   fre_at(m, first + k + 1)->start_off >= limit))
+		return false;
+	return true;
+}
+
+/*
  * Does descriptor @i of state @m, taken as the one for @pc, admit the
  * answer @got with @row?  Rows that break the rules after a first one
- * at 0 admit a malformed answer or any of their rows that start at or
- * before the PC: which one the search meets depends on where it probes.
+ * at 0 admit a malformed answer or a row that ref_row_fits(): which one
+ * the search meets depends on where it probes.
  */
 static bool ref_admits_fde(const u8 *m, u32 i, unsigned long pc, int got,
 			   const struct sframe_row *row)
@@ -469,11 +491,38 @@ static bool ref_admits_fde(const u8 *m, u32 i, unsigned long pc, int got,
 	if (got == SFRAME_FIND_MALFORMED)
 		return true;
 	for (k = 0; k < f->fre_count; k++)
-		if (fre_at(m, f->fre_start + k)->start_off <= target &&
+		if (ref_row_fits(m, f->fre_start, f->fre_count, k, target,
+				 limit) &&
 		    ref_row(fre_at(m, f->fre_start + k), &want) == got &&
 		    (got != SFRAME_FIND_HIT || fz_row_eq(row, &want)))
 			return true;
 	return false;
+}
+
+/* Does descriptor @i - 1 end at or before descriptor @i starts? */
+static bool ref_fde_after_prev(const u8 *m, u32 i)
+{
+	const struct sframe_jit_fde *prev = fde_at(m, i - 1);
+	unsigned long end;
+
+	return !__builtin_add_overflow(prev->func_start,
+				       (unsigned long)prev->func_size, &end) &&
+	       end <= fde_at(m, i)->func_start;
+}
+
+/*
+ * May descriptor @i of @count be the one the search finds for @pc, when
+ * the descriptors break the rules?  It starts at or before the PC, the
+ * one before it ends at or before its start, and the next starts past
+ * the PC: the search probes the next and checks the one before.
+ */
+static bool ref_fde_fits(const u8 *m, u32 count, u32 i, unsigned long pc)
+{
+	if (fde_at(m, i)->func_start > pc)
+		return false;
+	if (i && !ref_fde_after_prev(m, i))
+		return false;
+	return i + 1 == count || fde_at(m, i + 1)->func_start > pc;
 }
 
 /* Does the registry in state @m admit the answer @got for @pc? */
@@ -489,14 +538,15 @@ static bool ref_admits(const u8 *m, unsigned long pc, int got,
 
 	if (count > g.fde_cap)
 		count = g.fde_cap;
+	/* Sorted, each descriptor ending at or before the next one starts. */
 	for (i = 1; i < count; i++)
-		if (fde_at(m, i)->func_start < fde_at(m, i - 1)->func_start)
+		if (!ref_fde_after_prev(m, i))
 			sorted = false;
 	if (!sorted) {
 		if (got == SFRAME_FIND_NONE || got == SFRAME_FIND_MALFORMED)
 			return true;
 		for (i = 0; i < count; i++)
-			if (fde_at(m, i)->func_start <= pc &&
+			if (ref_fde_fits(m, count, i, pc) &&
 			    ref_admits_fde(m, i, pc, got, row))
 				return true;
 		return false;
