@@ -318,7 +318,9 @@ static void sframe_work_done(u32 *work, u32 n)
  * @sec: a section set up by sframe_sec_init().
  *
  * Descriptors must decode, be sorted by start address, not wrap the
- * address space, and (versions 1 and 2) have well-formed rows inside
+ * address space, each start at or after the end of the one before (a
+ * PC in two functions would have two answers, the lookup giving the
+ * later one), and (versions 1 and 2) have well-formed rows inside
  * the frame-row sub-section.  The rows of all functions together may
  * not exceed the header's row count, which bounds the work by the
  * section's size.
@@ -327,7 +329,7 @@ static void sframe_work_done(u32 *work, u32 n)
  */
 int sframe_sec_validate(const struct sframe_sec *sec)
 {
-	unsigned long prev_start = 0, end;
+	unsigned long prev_end = 0, end;
 	struct sframe_func fn;
 	u32 i, work = 0;
 	u64 rows = 0;
@@ -341,7 +343,7 @@ int sframe_sec_validate(const struct sframe_sec *sec)
 			return ret;
 		if (check_add_overflow(fn.start, (unsigned long)fn.size, &end))
 			return -ENOEXEC;
-		if (i && fn.start < prev_start)
+		if (i && fn.start < prev_end)
 			return -ENOEXEC;
 		rows += fn.num_fres;
 		if (rows > sec->num_fres)
@@ -349,7 +351,7 @@ int sframe_sec_validate(const struct sframe_sec *sec)
 		ret = sframe_check_rows(sec, &fn);
 		if (ret)
 			return ret;
-		prev_start = fn.start;
+		prev_end = end;
 		sframe_work_done(&work, 1 + fn.num_fres);
 	}
 	return 0;

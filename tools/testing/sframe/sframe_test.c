@@ -271,6 +271,8 @@ static const struct {
 	int validate;
 } validate_cases[] = {
 	{ "v3: regular descriptor", 0 },
+	{ "v1: f0 up to f1's start, back to back", 0 },
+	{ "v1: f0 overlapping f1, which validation refuses", -ENOEXEC },
 	{ "v3 flexible: four-word base section", 0 },
 	{ "v3: a row out of order leaves the rows before it", -ENOEXEC },
 	{ "v3: a bad first row makes the whole function malformed",

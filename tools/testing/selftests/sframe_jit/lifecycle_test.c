@@ -670,6 +670,26 @@ static int swap_first_descriptors(struct sframe_copy *c)
 	return 0;
 }
 
+/* The first function grown to reach a byte into the second. */
+static int overlap_first_descriptors(struct sframe_copy *c)
+{
+	unsigned char *a, *b;
+	long start_a, start_b;
+	__u32 size;
+
+	if (!sframe_sec_fde_size(copy_hdr(c)) || copy_hdr(c)->num_fdes < 2)
+		return -1;
+	a = sec_fde(c, 0);
+	b = sec_fde(c, 1);
+	start_a = fde_func_start(c, a);
+	start_b = fde_func_start(c, b);
+	if (start_a >= start_b)
+		return -1;
+	size = start_b - start_a + 1;
+	memcpy(a + 4, &size, sizeof(size));	/* func_size */
+	return 0;
+}
+
 static int rows_past_their_subsection(struct sframe_copy *c)
 {
 	unsigned char *fde;
@@ -733,6 +753,10 @@ FIXTURE_VARIANT_ADD(bad_section, truncated) {
 
 FIXTURE_VARIANT_ADD(bad_section, unsorted_descriptors) {
 	.corrupt = swap_first_descriptors, .exec = true, .err = ENOEXEC,
+};
+
+FIXTURE_VARIANT_ADD(bad_section, overlapping_descriptors) {
+	.corrupt = overlap_first_descriptors, .exec = true, .err = ENOEXEC,
 };
 
 FIXTURE_VARIANT_ADD(bad_section, rows_outside_the_fre_subsection) {

@@ -198,12 +198,13 @@ static int ref_validate(const struct ref_sec *r)
 		    __builtin_add_overflow(f.start, (unsigned long)f.size, &end) ||
 		    (i && f.start < prev))
 			return -ENOEXEC;
+		/* Each function starts at or past the end of the one before. */
+		prev = end;
 		rows += f.num_fres;
 		if (rows > r->num_fres)
 			return -ENOEXEC;
 		if (ref_check_rows(r, &f))
 			return -ENOEXEC;
-		prev = f.start;
 	}
 	return 0;
 }
