@@ -54,9 +54,11 @@ enum sframe_op {
 
 /**
  * struct sframe_jit_args - SFRAME_REGISTER_JIT and SFRAME_REPLACE_JIT
- * @text_start: first byte of the JIT's code range; must be a user
- *	address.
- * @text_end: end (exclusive) of the code range; text_start < text_end.
+ * @text_start: first byte of the JIT's code range.
+ * @text_end: end (exclusive) of the code range; text_start < text_end,
+ *	and text_end at most TASK_SIZE of the calling thread, which on
+ *	x86-64 depends on the paging mode (sframe.rst gives the values).
+ *	A range inside the process's own mappings always passes.
  * @fde_capacity: number of function descriptors the registry holds,
  *	1 to SFRAME_JIT_MAX_FDES.
  * @fre_capacity: number of frame rows the registry holds, 1 to
@@ -81,8 +83,8 @@ struct sframe_jit_args {
  * @sframe_start: address of the .sframe section in the caller's memory.
  * @sframe_size: its size in bytes, at most SFRAME_ELF_MAX_SIZE.
  * @text_start: first byte of the code the section describes.
- * @text_size: bytes of that code, at least 1; the range must end inside
- *	the user address space.
+ * @text_size: bytes of that code, at least 1; the range must end at
+ *	or below TASK_SIZE, as for struct sframe_jit_args.
  *
  * The fields, in this order and with this meaning, are those of the
  * struct that the sframe_register() proposed for dynamic loaders takes
