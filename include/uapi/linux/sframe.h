@@ -110,6 +110,11 @@ struct sframe_elf_args {
  * @text_start: start of a registered range, as given at registration.
  * @text_end: its end, as given at registration.
  * @flags: must be 0.
+ *
+ * The range exec registers for the executable and its interpreter is
+ * exact, not rounded to pages: the span of the object's executable
+ * PT_LOAD segments at its load bias.  sframe.rst shows how a process
+ * computes it from its program headers.
  */
 struct sframe_unregister_args {
 	__aligned_u64 text_start;
