@@ -147,8 +147,15 @@ struct sframe_unregister_args {
  *    with release semantics.  The kernel reads fde_count with acquire
  *    semantics and uses only descriptors below it.
  *  - Descriptors below fde_count must be sorted by func_start and must
- *    not overlap; the kernel binary-searches them and treats a range it
- *    finds out of order as unknown.
+ *    not overlap, and the rows of each function must start at strictly
+ *    increasing offsets.  The kernel binary-searches both, so a lookup
+ *    reads O(log n) of them, never all: it checks those its searches
+ *    probe, and the descriptor and the row just before the ones it
+ *    picks.  Entries out of order or overlapping where a lookup meets
+ *    them make it malformed: the frame falls back to the frame pointer,
+ *    and stats.malformed counts it.  Entries out of order where no
+ *    lookup meets them go undetected, and a PC whose neighbourhood is
+ *    sorted is unwound by its row.
  *  - Removing a function: set SFRAME_JIT_FDE_TOMBSTONE in its flags.
  *  - Rewriting published entries in place (compaction, out-of-order
  *    insertion, code reuse): make seq odd, then write, then make it even
@@ -261,11 +268,16 @@ enum sframe_jit_fde_type {
  * @flags: SFRAME_JIT_FDE_* bits; unknown bits make the descriptor
  *	malformed.
  * @type: enum sframe_jit_fde_type; an unknown type is malformed.
- * @rep_size: PCMASK repeat size in bytes; 0 with PCMASK is malformed.
+ * @rep_size: PCMASK repeat size in bytes, the size of one stub; 0 with
+ *	PCMASK is malformed.  A __u8: PCMASK describes stubs of at most
+ *	255 bytes, and a run of longer ones takes a descriptor per stub.
  *	Ignored for PCINC.
  *
- * A malformed descriptor makes a PC inside it unknown to the unwinder,
- * which then falls back to the frame pointer for that frame.
+ * A lookup that picks a malformed descriptor is malformed: the unwinder
+ * falls back to the frame pointer for that frame and counts it in
+ * stats.malformed.  Unknown flag bits and a function outside the text
+ * range count for every PC the search leads to the descriptor, the
+ * other faults for PCs inside the function.
  */
 struct sframe_jit_fde {
 	__aligned_u64 func_start;
@@ -294,6 +306,10 @@ enum sframe_jit_cfa_base {
  * @start_off: offset from func_start at which the row starts to apply.
  *	Rows of one function must have strictly increasing start_off, the
  *	first one 0, all below func_size (below rep_size for PCMASK).
+ *	The first row is read at every lookup: if its start_off is not 0,
+ *	every lookup in the function is malformed.  A row at or past
+ *	func_size never applies; a lookup whose search probes it is
+ *	malformed.
  * @cfa_off: offset added to the CFA base register.
  * @ra_off: the return address is saved at CFA + ra_off (-8 on x86-64).
  * @fp_off: with SFRAME_JIT_FRE_FP_SAVED, the caller's frame pointer is
@@ -302,7 +318,9 @@ enum sframe_jit_cfa_base {
  * @flags: SFRAME_JIT_FRE_* bits; unknown bits make the row malformed.
  * @reserved: zero; a value other than zero makes the row malformed.
  *
- * The semantics are those of an SFrame frame row entry.
+ * The semantics are those of an SFrame frame row entry.  cfa_base, flags
+ * and reserved are checked in the row a lookup picks, and only there: a
+ * bad value costs the PCs that row covers.
  */
 struct sframe_jit_fre {
 	__u32 start_off;
