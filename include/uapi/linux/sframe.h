@@ -93,6 +93,8 @@ struct sframe_jit_args {
  *
  * The kernel validates the section and keeps a private copy of it, so
  * the caller may unmap or change the section afterwards without effect.
+ * A section that is not well formed, one whose functions overlap
+ * included, is refused with ENOEXEC.
  * Function start addresses in the section must fall inside the text
  * range; descriptors outside it are never used.
  */
