@@ -204,10 +204,14 @@ struct sframe_jit_stats {
  * @text_end: its end.  Kernel-written.
  * @fde_off: offset of the descriptor area from the mapping's start.
  *	Kernel-written.
- * @fde_capacity: descriptors the area holds.  Kernel-written.
+ * @fde_capacity: descriptors the area holds: the fde_capacity of
+ *	struct sframe_jit_args, not rounded up.  Kernel-written.
  * @fre_off: offset of the frame-row area.  Kernel-written.
- * @fre_capacity: frame rows the area holds.  Kernel-written.
- * @map_size: bytes in the mapping, for munmap().  Kernel-written.
+ * @fre_capacity: frame rows the area holds: the fre_capacity asked
+ *	for, not rounded up.  Kernel-written.
+ * @map_size: bytes in the mapping, for munmap(); a multiple of the page
+ *	size.  The bytes past the row area are padding the kernel never
+ *	reads.  Kernel-written.
  * @fde_count: published descriptors.  JIT-written, with release
  *	semantics, after the descriptor and its rows; read by the kernel
  *	with acquire semantics.  A value above fde_capacity is clamped to
