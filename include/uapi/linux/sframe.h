@@ -95,8 +95,8 @@ struct sframe_jit_args {
  * the caller may unmap or change the section afterwards without effect.
  * A section that is not well formed, one whose functions overlap
  * included, is refused with ENOEXEC.
- * Function start addresses in the section must fall inside the text
- * range; descriptors outside it are never used.
+ * Only PCs inside the text range are looked up in the section: a
+ * function, or the part of one, outside the range is never used.
  */
 struct sframe_elf_args {
 	__aligned_u64 sframe_start;
@@ -265,9 +265,9 @@ enum sframe_jit_fde_type {
 /**
  * struct sframe_jit_fde - one function descriptor, JIT-written
  * @func_start: address of the function's first byte; inside the text
- *	range.  The kernel ignores a descriptor that is not.
+ *	range.  A descriptor that is not is malformed.
  * @func_size: size of the function in bytes; func_start + func_size must
- *	not pass text_end.
+ *	not pass text_end, or the descriptor is malformed.
  * @fre_start: index of the function's first frame row in the row area.
  * @fre_count: number of frame rows, at least 1; fre_start + fre_count
  *	must not pass fre_capacity.
