@@ -54,9 +54,11 @@ enum sframe_op {
 
 /**
  * struct sframe_jit_args - SFRAME_REGISTER_JIT and SFRAME_REPLACE_JIT
- * @text_start: first byte of the JIT's code range; must be a user
- *	address.
- * @text_end: end (exclusive) of the code range; text_start < text_end.
+ * @text_start: first byte of the JIT's code range.
+ * @text_end: end (exclusive) of the code range; text_start < text_end,
+ *	and text_end at most TASK_SIZE of the calling thread, which on
+ *	x86-64 depends on the paging mode (sframe.rst gives the values).
+ *	A range inside the process's own mappings always passes.
  * @fde_capacity: number of function descriptors the registry holds,
  *	1 to SFRAME_JIT_MAX_FDES.
  * @fre_capacity: number of frame rows the registry holds, 1 to
@@ -81,8 +83,8 @@ struct sframe_jit_args {
  * @sframe_start: address of the .sframe section in the caller's memory.
  * @sframe_size: its size in bytes, at most SFRAME_ELF_MAX_SIZE.
  * @text_start: first byte of the code the section describes.
- * @text_size: bytes of that code, at least 1; the range must end inside
- *	the user address space.
+ * @text_size: bytes of that code, at least 1; the range must end at
+ *	or below TASK_SIZE, as for struct sframe_jit_args.
  *
  * The fields, in this order and with this meaning, are those of the
  * struct that the sframe_register() proposed for dynamic loaders takes
@@ -91,8 +93,10 @@ struct sframe_jit_args {
  *
  * The kernel validates the section and keeps a private copy of it, so
  * the caller may unmap or change the section afterwards without effect.
- * Function start addresses in the section must fall inside the text
- * range; descriptors outside it are never used.
+ * A section that is not well formed, one whose functions overlap
+ * included, is refused with ENOEXEC.
+ * Only PCs inside the text range are looked up in the section: a
+ * function, or the part of one, outside the range is never used.
  */
 struct sframe_elf_args {
 	__aligned_u64 sframe_start;
@@ -108,6 +112,11 @@ struct sframe_elf_args {
  * @text_start: start of a registered range, as given at registration.
  * @text_end: its end, as given at registration.
  * @flags: must be 0.
+ *
+ * The range exec registers for the executable and its interpreter is
+ * exact, not rounded to pages: the span of the object's executable
+ * PT_LOAD segments at its load bias.  sframe.rst shows how a process
+ * computes it from its program headers.
  */
 struct sframe_unregister_args {
 	__aligned_u64 text_start;
@@ -140,8 +149,15 @@ struct sframe_unregister_args {
  *    with release semantics.  The kernel reads fde_count with acquire
  *    semantics and uses only descriptors below it.
  *  - Descriptors below fde_count must be sorted by func_start and must
- *    not overlap; the kernel binary-searches them and treats a range it
- *    finds out of order as unknown.
+ *    not overlap, and the rows of each function must start at strictly
+ *    increasing offsets.  The kernel binary-searches both, so a lookup
+ *    reads O(log n) of them, never all: it checks those its searches
+ *    probe, and the descriptor and the row just before the ones it
+ *    picks.  Entries out of order or overlapping where a lookup meets
+ *    them make it malformed: the frame falls back to the frame pointer,
+ *    and stats.malformed counts it.  Entries out of order where no
+ *    lookup meets them go undetected, and a PC whose neighbourhood is
+ *    sorted is unwound by its row.
  *  - Removing a function: set SFRAME_JIT_FDE_TOMBSTONE in its flags.
  *  - Rewriting published entries in place (compaction, out-of-order
  *    insertion, code reuse): make seq odd, then write, then make it even
@@ -188,10 +204,14 @@ struct sframe_jit_stats {
  * @text_end: its end.  Kernel-written.
  * @fde_off: offset of the descriptor area from the mapping's start.
  *	Kernel-written.
- * @fde_capacity: descriptors the area holds.  Kernel-written.
+ * @fde_capacity: descriptors the area holds: the fde_capacity of
+ *	struct sframe_jit_args, not rounded up.  Kernel-written.
  * @fre_off: offset of the frame-row area.  Kernel-written.
- * @fre_capacity: frame rows the area holds.  Kernel-written.
- * @map_size: bytes in the mapping, for munmap().  Kernel-written.
+ * @fre_capacity: frame rows the area holds: the fre_capacity asked
+ *	for, not rounded up.  Kernel-written.
+ * @map_size: bytes in the mapping, for munmap(); a multiple of the page
+ *	size.  The bytes past the row area are padding the kernel never
+ *	reads.  Kernel-written.
  * @fde_count: published descriptors.  JIT-written, with release
  *	semantics, after the descriptor and its rows; read by the kernel
  *	with acquire semantics.  A value above fde_capacity is clamped to
@@ -245,20 +265,25 @@ enum sframe_jit_fde_type {
 /**
  * struct sframe_jit_fde - one function descriptor, JIT-written
  * @func_start: address of the function's first byte; inside the text
- *	range.  The kernel ignores a descriptor that is not.
+ *	range.  A descriptor that is not is malformed.
  * @func_size: size of the function in bytes; func_start + func_size must
- *	not pass text_end.
+ *	not pass text_end, or the descriptor is malformed.
  * @fre_start: index of the function's first frame row in the row area.
  * @fre_count: number of frame rows, at least 1; fre_start + fre_count
  *	must not pass fre_capacity.
  * @flags: SFRAME_JIT_FDE_* bits; unknown bits make the descriptor
  *	malformed.
  * @type: enum sframe_jit_fde_type; an unknown type is malformed.
- * @rep_size: PCMASK repeat size in bytes; 0 with PCMASK is malformed.
+ * @rep_size: PCMASK repeat size in bytes, the size of one stub; 0 with
+ *	PCMASK is malformed.  A __u8: PCMASK describes stubs of at most
+ *	255 bytes, and a run of longer ones takes a descriptor per stub.
  *	Ignored for PCINC.
  *
- * A malformed descriptor makes a PC inside it unknown to the unwinder,
- * which then falls back to the frame pointer for that frame.
+ * A lookup that picks a malformed descriptor is malformed: the unwinder
+ * falls back to the frame pointer for that frame and counts it in
+ * stats.malformed.  Unknown flag bits and a function outside the text
+ * range count for every PC the search leads to the descriptor, the
+ * other faults for PCs inside the function.
  */
 struct sframe_jit_fde {
 	__aligned_u64 func_start;
@@ -287,6 +312,10 @@ enum sframe_jit_cfa_base {
  * @start_off: offset from func_start at which the row starts to apply.
  *	Rows of one function must have strictly increasing start_off, the
  *	first one 0, all below func_size (below rep_size for PCMASK).
+ *	The first row is read at every lookup: if its start_off is not 0,
+ *	every lookup in the function is malformed.  A row at or past
+ *	func_size never applies; a lookup whose search probes it is
+ *	malformed.
  * @cfa_off: offset added to the CFA base register.
  * @ra_off: the return address is saved at CFA + ra_off (-8 on x86-64).
  * @fp_off: with SFRAME_JIT_FRE_FP_SAVED, the caller's frame pointer is
@@ -295,7 +324,9 @@ enum sframe_jit_cfa_base {
  * @flags: SFRAME_JIT_FRE_* bits; unknown bits make the row malformed.
  * @reserved: zero; a value other than zero makes the row malformed.
  *
- * The semantics are those of an SFrame frame row entry.
+ * The semantics are those of an SFrame frame row entry.  cfa_base, flags
+ * and reserved are checked in the row a lookup picks, and only there: a
+ * bad value costs the PCs that row covers.
  */
 struct sframe_jit_fre {
 	__u32 start_off;
