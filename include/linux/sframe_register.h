@@ -19,6 +19,7 @@ void sframe_mm_exit(struct mm_struct *mm);
 int sframe_register_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 			     unsigned long sec_size, unsigned long text_start,
 			     unsigned long text_end);
+bool sframe_callchain_wanted(bool asked);
 bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 			   unsigned long pc, unsigned long sp, unsigned long fp,
 			   bool at_entry);
@@ -40,6 +41,11 @@ static inline int sframe_register_elf_exec(struct mm_struct *mm,
 					   unsigned long text_end)
 {
 	return -EOPNOTSUPP;
+}
+
+static inline bool sframe_callchain_wanted(bool asked)
+{
+	return false;
 }
 
 static inline bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,

@@ -719,6 +719,37 @@ TEST_F_TIMEOUT(bpf_sframe, user_stack_from_an_sframe_event_walks_frame_pointers,
 	EXPECT_EQ(0UL, t.chains.first_bad[NR_FRAMES]);
 }
 
+/*
+ * kernel.sframe_user_callchains=1: a program that asks for the user
+ * stack alone, as bpftrace's ustack does, gets the SFrame walk.
+ */
+FIXTURE(bpf_everyone) {
+	struct chain c;
+};
+
+FIXTURE_SETUP(bpf_everyone)
+{
+	if (sframe_skip(_metadata) || bpf_skip(_metadata))
+		return;
+	ASSERT_EQ(0, sysctl_write(USER_CALLCHAINS_SYSCTL, "1"));
+	chain_setup(_metadata, &self->c, true);
+}
+
+FIXTURE_TEARDOWN(bpf_everyone)
+{
+	sysctl_write(USER_CALLCHAINS_SYSCTL, "0");
+	chain_teardown(&self->c);
+}
+
+TEST_F_TIMEOUT(bpf_everyone, get_stack_with_the_user_stack_only_returns_the_exact_chain,
+	       60)
+{
+	struct tally t;
+
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK, EVENT_IP, 0, &t);
+	expect_exact(_metadata, &t);
+}
+
 TEST_F_TIMEOUT(bpf_sframe, user_sframe_without_user_stack_is_einval_from_the_helper,
 	       60)
 {

@@ -888,6 +888,57 @@ TEST_F_TIMEOUT(sample, registry_stats_count_lookups_hits_tombstones_and_seq_retr
 	seq_end(&self->jit);
 }
 
+/*
+ * kernel.sframe_user_callchains=1, for the profilers that do not know
+ * the bit: their plain request, as perf --call-graph=fp makes it, is
+ * walked with the task's tables.  Set and cleared by the fixture, so
+ * that a failing test leaves it at its default.
+ */
+FIXTURE(everyone) {
+	struct jit jit;
+};
+
+FIXTURE_SETUP(everyone)
+{
+	if (sampling_skip(_metadata))
+		return;
+	ASSERT_EQ(0, sysctl_write(USER_CALLCHAINS_SYSCTL, "1"));
+	jit_setup(_metadata, &self->jit, true);
+}
+
+FIXTURE_TEARDOWN(everyone)
+{
+	sysctl_write(USER_CALLCHAINS_SYSCTL, "0");
+	jit_teardown(&self->jit);
+}
+
+TEST_F_TIMEOUT(everyone, a_request_without_the_bit_gets_the_exact_chain,
+	       60)
+{
+	struct sframe_jit_stats then, d;
+	struct tally t;
+
+	then = stats_read(self->jit.reg.hdr);
+	sample_session(_metadata, &self->jit, false, &t);
+	d = stats_since(self->jit.reg.hdr, &then);
+	stats_log(_metadata, "without the bit", &d);
+	expect_chains(_metadata, &t, NR_FRAMES);
+	EXPECT_LE(4 * t.leaf, d.hits);
+}
+
+TEST_F(everyone, the_sysctl_takes_0_and_1_only)
+{
+	char buf[16];
+
+	/* The write fails (EINVAL from the handler) and changes nothing. */
+	EXPECT_NE(0, sysctl_write(USER_CALLCHAINS_SYSCTL, "2"));
+	ASSERT_EQ(0, sysctl_read(USER_CALLCHAINS_SYSCTL, buf, sizeof(buf)));
+	EXPECT_STREQ("1\n", buf);
+	ASSERT_EQ(0, sysctl_write(USER_CALLCHAINS_SYSCTL, "0"));
+	ASSERT_EQ(0, sysctl_read(USER_CALLCHAINS_SYSCTL, buf, sizeof(buf)));
+	EXPECT_STREQ("0\n", buf);
+}
+
 TEST_F(sample, perf_event_open_takes_callchain_sframe_but_not_the_bits_around_it)
 {
 	struct perf_event_attr attr;

@@ -576,6 +576,12 @@ static inline long proc_kb(const char *file, const char *field)
 	return kb;
 }
 
+/*
+ * kernel.sframe_user_callchains: 1 has every user callchain of a task
+ * with tables walked with them, whether the request asks or not.
+ */
+#define USER_CALLCHAINS_SYSCTL	"/proc/sys/kernel/sframe_user_callchains"
+
 /* A sysctl's value as text, NUL-terminated: 0 or -errno. */
 static inline int sysctl_read(const char *path, char *buf, size_t size)
 {
