@@ -6,8 +6,6 @@
  */
 #include <stdint.h>
 
-extern uint64_t run_fixture_leaf(uint64_t x);
-extern uint64_t run_fixture_sum(const uint64_t *v, int n);
 
 uint64_t run_fixture_leaf(uint64_t x)
 {
