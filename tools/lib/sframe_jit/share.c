@@ -60,15 +60,20 @@ static int row_cmp(const struct sframe_jit_row *a,
 	return 0;
 }
 
-/* FNV-1a over the fields, a word at a time. */
+/*
+ * A multiply-xorshift step per word of fields.  A multiplication alone
+ * carries only upwards, and the table is indexed by the low bits: the
+ * shift brings the high bits down.
+ */
 static uint64_t mix(uint64_t h, uint64_t v)
 {
-	return (h ^ v) * 0x100000001b3ULL;
+	h = (h ^ v) * 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
 }
 
 static uint64_t seq_hash(const struct sframe_jit_row *r, uint32_t nr)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
 	uint32_t i;
 
 	for (i = 0; i < nr; i++) {
