@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sframe_run.h"
@@ -27,6 +29,12 @@
 static struct sframe_run_tracker tracker;
 static bool active;
 static bool verbose;
+/*
+ * How long the start-up thread waits before it converts: a program
+ * that is over by then (a compiler's driver, a shell's command) costs
+ * no conversion at all.
+ */
+static unsigned long delay_ms = 20;
 static void *(*real_dlopen)(const char *file, int mode);
 static int (*real_dlclose)(void *handle);
 /* Set while sframe-run itself runs on a thread, which must not recurse. */
@@ -81,7 +89,10 @@ static void report(const struct sframe_run_entry *e, bool gone)
 	errno = saved;
 }
 
-/* Bring the tracker in step with the loader and publish what is new. */
+/*
+ * Bring the tracker in step with the loader and publish what is new,
+ * but for what the start-up thread has yet to do.
+ */
 static void update(void)
 {
 	int saved = errno;
@@ -90,16 +101,31 @@ static void update(void)
 		return;
 	inside = true;
 	sframe_run__tracker_sync(&tracker);
-	sframe_run__tracker_work(&tracker);
+	sframe_run__tracker_work(&tracker, false);
 	inside = false;
 	errno = saved;
 }
 
+/*
+ * After the delay, at the lowest nice level, so that the program does
+ * not wait for the conversions on a busy machine.  Not during the
+ * delay: a thread must run to die, and one of low priority would hold
+ * up the exit of a program that ends before the delay; and not
+ * SCHED_IDLE, which would hold it up until a CPU idles.
+ */
 static void *worker(void *arg)
 {
+	struct timespec delay = {
+		.tv_sec		= delay_ms / 1000,
+		.tv_nsec	= delay_ms % 1000 * 1000000L,
+	};
+
 	(void)arg;
 	inside = true;
-	sframe_run__tracker_work(&tracker);
+	while (nanosleep(&delay, &delay) && errno == EINTR)
+		;
+	setpriority(PRIO_PROCESS, gettid(), 19);
+	sframe_run__tracker_work(&tracker, true);
 	return NULL;
 }
 
@@ -153,17 +179,21 @@ static void resolve(void)
 
 __attribute__((constructor)) static void sframe_run_init(void)
 {
+	const struct sframe_run_ops *ops = &sframe_run__kernel_ops;
 	int saved = errno;
+	const char *delay;
 
 	resolve();
 	verbose = env_set("SFRAME_RUN_VERBOSE");
-	if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
+	if (env_set("SFRAME_RUN_NO_KERNEL")) {
+		ops = &sframe_run__private_ops;
+	} else if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
 		if (verbose)
 			fputs("sframe-run: no sframe_register(2) in this kernel\n",
 			      stderr);
 		goto out;
 	}
-	sframe_run__tracker_init(&tracker, &sframe_run__kernel_ops);
+	sframe_run__tracker_init(&tracker, ops);
 	if (verbose)
 		tracker.report = report;
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
@@ -172,8 +202,19 @@ __attribute__((constructor)) static void sframe_run_init(void)
 	inside = true;
 	sframe_run__tracker_sync(&tracker);
 	inside = false;
-	if (env_set("SFRAME_RUN_SYNC") || !worker_start())
-		update();
+	delay = getenv("SFRAME_RUN_DELAY_MS");
+	if (delay)
+		delay_ms = strtoul(delay, NULL, 10);
+	if (env_set("SFRAME_RUN_SYNC"))
+		goto work;
+	sframe_run__tracker_defer(&tracker);
+	if (worker_start())
+		goto out;
+	/* Without the thread, this one does it all, deferred or not. */
+work:
+	inside = true;
+	sframe_run__tracker_work(&tracker, true);
+	inside = false;
 out:
 	errno = saved;
 }

@@ -58,6 +58,30 @@ const struct sframe_run_ops sframe_run__kernel_ops = {
 	.unregister	= kernel_unregister,
 };
 
+static int private_elf_register(const struct sframe_elf_args *args)
+{
+	(void)args;
+	return -EOPNOTSUPP;
+}
+
+static int private_unregister(uint64_t start, uint64_t end)
+{
+	(void)start;
+	(void)end;
+	return 0;
+}
+
+/*
+ * All the work but the kernel's: registries in private memory, laid out
+ * as the kernel's, and no ELF registration.  For measuring the cost on
+ * a kernel without the system call (SFRAME_RUN_NO_KERNEL=1).
+ */
+const struct sframe_run_ops sframe_run__private_ops = {
+	.jit		= &sframe_jit__mem_backend,
+	.elf_register	= private_elf_register,
+	.unregister	= private_unregister,
+};
+
 static int convert_file(const char *path, struct sframe_jit_cfi **cfip)
 {
 	struct stat st;

@@ -87,6 +87,7 @@ struct sframe_run_ops {
 };
 
 extern const struct sframe_run_ops sframe_run__kernel_ops;
+extern const struct sframe_run_ops sframe_run__private_ops;
 
 /* What became of an object's table. */
 enum sframe_run_kind {
@@ -156,6 +157,7 @@ enum sframe_run_state {
  * @id: unique for the tracker's life, so that a conversion finishing
  *	after its object went finds no entry to publish to.
  * @reg: its registration, once SFRAME_RUN_DONE.
+ * @deferred: left to the start-up thread: other threads' work skips it.
  * @seen: scratch of sframe_run__tracker_apply().
  */
 struct sframe_run_entry {
@@ -163,6 +165,7 @@ struct sframe_run_entry {
 	enum sframe_run_state state;
 	uint64_t id;
 	struct sframe_run_reg reg;
+	bool deferred;
 	bool seen;
 };
 
@@ -200,7 +203,8 @@ void sframe_run__tracker_fini(struct sframe_run_tracker *t);
 int sframe_run__tracker_sync(struct sframe_run_tracker *t);
 int sframe_run__tracker_apply(struct sframe_run_tracker *t,
 			      struct sframe_run_snapshot *snap);
-uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t);
+uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t, bool all);
+void sframe_run__tracker_defer(struct sframe_run_tracker *t);
 void sframe_run__tracker_forked(struct sframe_run_tracker *t);
 uint32_t sframe_run__tracker_live(struct sframe_run_tracker *t);
 

@@ -180,9 +180,12 @@ int sframe_run__tracker_sync(struct sframe_run_tracker *t)
 	return err;
 }
 
-/* Take the next pending entry: its id and a copy of its object. */
+/*
+ * Take the next pending entry, deferred ones only with @all: its id and
+ * a copy of its object.
+ */
 static uint64_t work_take(struct sframe_run_tracker *t,
-			  struct sframe_run_obj *copy)
+			  struct sframe_run_obj *copy, bool all)
 {
 	uint64_t id = 0;
 	uint32_t i;
@@ -192,7 +195,7 @@ static uint64_t work_take(struct sframe_run_tracker *t,
 		struct sframe_run_entry *e = &t->entries[i];
 		char *name;
 
-		if (e->state != SFRAME_RUN_PENDING)
+		if (e->state != SFRAME_RUN_PENDING || (e->deferred && !all))
 			continue;
 		name = strdup(e->obj.name);
 		if (!name)
@@ -227,22 +230,42 @@ static void work_finish(struct sframe_run_tracker *t, uint64_t id,
 }
 
 /**
+ * sframe_run__tracker_defer() - leave the pending objects to one thread
+ * @t: the tracker.
+ *
+ * Marks every pending object deferred: sframe_run__tracker_work() takes
+ * it only when told to take all, as the start-up thread is, so that a
+ * dlopen() meanwhile converts only what it loaded itself.
+ */
+void sframe_run__tracker_defer(struct sframe_run_tracker *t)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&t->lock);
+	for (i = 0; i < t->nr; i++)
+		if (t->entries[i].state == SFRAME_RUN_PENDING)
+			t->entries[i].deferred = true;
+	pthread_mutex_unlock(&t->lock);
+}
+
+/**
  * sframe_run__tracker_work() - publish the pending objects
  * @t: the tracker.
+ * @all: take deferred objects too.
  *
  * Converts and publishes one pending object after the other until none
  * is left; other threads may do the same meanwhile.
  *
  * Return: the number of objects this call looked at.
  */
-uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t)
+uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t, bool all)
 {
 	struct sframe_run_prep prep;
 	struct sframe_run_obj copy;
 	uint32_t n = 0;
 	uint64_t id;
 
-	while ((id = work_take(t, &copy))) {
+	while ((id = work_take(t, &copy, all))) {
 		sframe_run__prepare(&copy, &prep);
 		work_finish(t, id, &prep);
 		sframe_run__prep_free(&prep);
@@ -259,16 +282,19 @@ uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t)
  * The child has the parent's registrations (the kernel copies JIT
  * registries and shares ELF registrations at fork) and only the
  * forking thread: conversions other threads were doing are lost, so
- * their objects are pending again, for the child's next
- * sframe_run__tracker_work().
+ * their objects are pending again, and no longer deferred to a thread
+ * the child does not have: the child's next sframe_run__tracker_work()
+ * takes them.
  */
 void sframe_run__tracker_forked(struct sframe_run_tracker *t)
 {
 	uint32_t i;
 
-	for (i = 0; i < t->nr; i++)
+	for (i = 0; i < t->nr; i++) {
 		if (t->entries[i].state == SFRAME_RUN_BUSY)
 			t->entries[i].state = SFRAME_RUN_PENDING;
+		t->entries[i].deferred = false;
+	}
 	pthread_mutex_unlock(&t->lock);
 }
 

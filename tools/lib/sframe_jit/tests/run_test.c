@@ -211,7 +211,7 @@ TEST(tracker_registers_each_object_and_unregisters_it_at_dlclose, T_MEM)
 
 	tracker_new(&t);
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-	EXPECT(sframe_run__tracker_work(&t) >= 3);
+	EXPECT(sframe_run__tracker_work(&t, true) >= 3);
 	live = sframe_run__tracker_live(&t);
 	e = entry_at(&t, sym_addr(RTLD_DEFAULT, "getpid"));
 	ASSERT(e);
@@ -225,7 +225,7 @@ TEST(tracker_registers_each_object_and_unregisters_it_at_dlclose, T_MEM)
 	fn = sym_addr(h, "run_fixture_sum");
 	sfn = sym_addr(hs, "run_fixture_leaf");
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-	EXPECT_EQ(sframe_run__tracker_work(&t), 2);
+	EXPECT_EQ(sframe_run__tracker_work(&t, true), 2);
 	EXPECT_EQ(sframe_run__tracker_live(&t), live + 2);
 	e = entry_at(&t, fn);
 	ASSERT(e);
@@ -251,6 +251,40 @@ TEST(tracker_registers_each_object_and_unregisters_it_at_dlclose, T_MEM)
 	EXPECT_EQ(t.nr_unpublished, 2);
 	sframe_run__tracker_fini(&t);
 	EXPECT_EQ(run_tb.nr_unmaps, run_tb.nr_creates);
+}
+
+TEST(deferred_objects_wait_for_the_thread_that_takes_all, T_MEM)
+{
+	struct sframe_run_tracker t;
+	struct sframe_run_entry *e;
+	uint32_t n;
+	void *h;
+
+	tracker_new(&t);
+	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
+	n = t.nr;
+	sframe_run__tracker_defer(&t);
+	/* A dlopen() meanwhile converts its own object, and only that. */
+	h = dlopen(fixture("run_cfi.so"), RTLD_NOW | RTLD_LOCAL);
+	ASSERT(h);
+	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
+	EXPECT_EQ(sframe_run__tracker_work(&t, false), 1);
+	e = entry_at(&t, sym_addr(h, "run_fixture_sum"));
+	EXPECT(e && e->state == SFRAME_RUN_DONE);
+	EXPECT_EQ(sframe_run__tracker_live(&t), 1);
+	EXPECT_EQ(sframe_run__tracker_work(&t, true), n);
+	EXPECT_EQ(sframe_run__tracker_live(&t), n + 1);
+	ASSERT_EQ(dlclose(h), 0);
+	sframe_run__tracker_fini(&t);
+
+	/* A forked child has no such thread: nothing stays deferred. */
+	tracker_new(&t);
+	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
+	sframe_run__tracker_defer(&t);
+	pthread_mutex_lock(&t.lock);
+	sframe_run__tracker_forked(&t);
+	EXPECT_EQ(sframe_run__tracker_work(&t, false), n);
+	sframe_run__tracker_fini(&t);
 }
 
 TEST(a_stale_snapshot_changes_nothing, T_MEM)
@@ -284,7 +318,7 @@ TEST(a_failed_registration_leaves_that_object_out_and_no_other, T_MEM)
 
 	tracker_new(&t);
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-	sframe_run__tracker_work(&t);
+	sframe_run__tracker_work(&t, true);
 	h = dlopen(fixture("run_cfi.so"), RTLD_NOW | RTLD_LOCAL);
 	hs = dlopen(fixture("run_sframe.so"), RTLD_NOW | RTLD_LOCAL);
 	ASSERT(h && hs);
@@ -292,7 +326,7 @@ TEST(a_failed_registration_leaves_that_object_out_and_no_other, T_MEM)
 	run_tb.fail_create = ENOMEM;
 	fail_elf = -EOPNOTSUPP;
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-	EXPECT_EQ(sframe_run__tracker_work(&t), 2);
+	EXPECT_EQ(sframe_run__tracker_work(&t, true), 2);
 	e = entry_at(&t, sym_addr(h, "run_fixture_sum"));
 	ASSERT(e);
 	EXPECT_EQ(e->reg.kind, SFRAME_RUN_NONE);
@@ -326,7 +360,7 @@ TEST(a_forked_child_keeps_its_objects_and_registers_new_ones, T_MEM)
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
 	/* A conversion under way in another thread at the fork. */
 	t.entries[0].state = SFRAME_RUN_BUSY;
-	sframe_run__tracker_work(&t);
+	sframe_run__tracker_work(&t, true);
 	live = sframe_run__tracker_live(&t);
 	pthread_mutex_lock(&t.lock);
 	pid = fork();
@@ -336,11 +370,11 @@ TEST(a_forked_child_keeps_its_objects_and_registers_new_ones, T_MEM)
 
 		sframe_run__tracker_forked(&t);
 		EXPECT_EQ(t.entries[0].state, SFRAME_RUN_PENDING);
-		EXPECT_EQ(sframe_run__tracker_work(&t), 1);
+		EXPECT_EQ(sframe_run__tracker_work(&t, true), 1);
 		h = dlopen(fixture("run_cfi.so"), RTLD_NOW | RTLD_LOCAL);
 		ASSERT(h);
 		ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-		EXPECT_EQ(sframe_run__tracker_work(&t), 1);
+		EXPECT_EQ(sframe_run__tracker_work(&t, true), 1);
 		e = entry_at(&t, sym_addr(h, "run_fixture_sum"));
 		EXPECT(e && e->reg.kind == SFRAME_RUN_JIT);
 		EXPECT_EQ(sframe_run__tracker_live(&t), live + 2);
@@ -362,7 +396,7 @@ TEST_TIMEOUT(dlopen_dlclose_cycles_leave_no_registration_or_memory, T_MEM, 120)
 
 	tracker_new(&t);
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-	sframe_run__tracker_work(&t);
+	sframe_run__tracker_work(&t, true);
 	live = sframe_run__tracker_live(&t);
 	entries = t.nr;
 	for (i = 0; i < 1000; i++) {
@@ -372,7 +406,7 @@ TEST_TIMEOUT(dlopen_dlclose_cycles_leave_no_registration_or_memory, T_MEM, 120)
 
 		ASSERT(h);
 		ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
-		ASSERT_EQ(sframe_run__tracker_work(&t), 1);
+		ASSERT_EQ(sframe_run__tracker_work(&t, true), 1);
 		ASSERT_EQ(sframe_run__tracker_live(&t), live + 1);
 		ASSERT_EQ(dlclose(h), 0);
 		ASSERT_EQ(sframe_run__tracker_sync(&t), 0);
