@@ -44,6 +44,7 @@ struct sframe_jit_cfi {
 	struct sframe_jit_row *rows;
 	uint32_t nr_rows;
 	uint32_t rows_cap;
+	uint64_t nr_func_rows;
 	uint64_t nr_fdes;
 	uint64_t nr_unsupported[SFRAME_JIT_CFI_MAX_REASONS];
 };
@@ -413,6 +414,18 @@ static int fdes_convert(struct sframe_jit_cfi *cfi, Elf *elf,
 	return err;
 }
 
+/*
+ * Functions of the same shape get the same rows: a registry with
+ * SFRAME_JIT_F_SHARE_ROWS takes them as they are, and the table itself
+ * shrinks as much.
+ */
+static int cfi_share(struct sframe_jit_cfi *cfi)
+{
+	cfi->nr_func_rows = cfi->nr_rows;
+	return sframe_jit__share_rows(cfi->funcs, cfi->nr_funcs, &cfi->rows,
+				      &cfi->nr_rows);
+}
+
 int sframe_jit_cfi_convert(const void *image, size_t size,
 			   struct sframe_jit_cfi **cfip)
 {
@@ -438,6 +451,8 @@ int sframe_jit_cfi_convert(const void *image, size_t size,
 	}
 	cfi->nr_fdes = nr_fdes;
 	err = fdes_convert(cfi, elf, fdes, nr_fdes);
+	if (!err)
+		err = cfi_share(cfi);
 	if (err) {
 		sframe_jit_cfi_free(cfi);
 		goto out_fdes;
@@ -502,8 +517,9 @@ int sframe_jit_cfi_get_stats(const struct sframe_jit_cfi *cfi,
 	s.nr_converted = cfi->nr_funcs;
 	for (i = 0; i < SFRAME_JIT_CFI_MAX_REASONS; i++)
 		s.nr_unsupported[i] = cfi->nr_unsupported[i];
-	s.nr_rows = cfi->nr_rows;
-	s.row_bytes = (uint64_t)cfi->nr_rows * sizeof(*cfi->rows);
+	s.nr_rows = cfi->nr_func_rows;
+	s.row_bytes = cfi->nr_func_rows * sizeof(*cfi->rows);
+	s.nr_shared_rows = cfi->nr_rows;
 	s.sz = stats->sz;
 	memcpy(stats, &s, sz);
 	return 0;
@@ -544,7 +560,12 @@ int sframe_jit_import_cfi(struct sframe_jit *reg,
 		funcs[i] = cfi->funcs[i];
 		funcs[i].start += load_bias;
 	}
-	err = sframe_jit__add_batch(reg, funcs, cfi->nr_funcs, cfi->rows);
+	if (reg->flags & SFRAME_JIT_F_SHARE_ROWS)
+		err = sframe_jit__add_shared(reg, funcs, cfi->nr_funcs,
+					     cfi->rows, cfi->nr_rows);
+	else
+		err = sframe_jit__add_batch(reg, funcs, cfi->nr_funcs,
+					    cfi->rows);
 	free(funcs);
 	return err;
 }

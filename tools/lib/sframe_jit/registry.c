@@ -70,7 +70,7 @@ _Static_assert(SFRAME_JIT_ROW_CFA_SP == 0 && SFRAME_JIT_ROW_CFA_FP == 1,
 
 #define ROW_FLAGS	(SFRAME_JIT_ROW_FP_SAVED | SFRAME_JIT_ROW_RA_UNDEFINED)
 #define KNOWN_FLAGS	(SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW | \
-			 SFRAME_JIT_F_PERF_MAP)
+			 SFRAME_JIT_F_PERF_MAP | SFRAME_JIT_F_SHARE_ROWS)
 
 /* Words of the shared mapping. */
 
@@ -658,7 +658,13 @@ static uint32_t compact_locked(struct sframe_jit *reg)
 {
 	uint32_t old = reg->nr_fdes, count;
 
+	/*
+	 * compact_rows() moves each descriptor's rows as a block of its
+	 * own: with shared rows it would move one block twice.
+	 */
 	if (!reg->nr_dead && !reg->fre_dead)
+		return 0;
+	if (reg->flags & SFRAME_JIT_F_SHARE_ROWS)
 		return 0;
 	seq_begin(reg);
 	compact_rows(reg);
@@ -806,7 +812,8 @@ static int room_locked(struct sframe_jit *reg, uint32_t fdes, uint32_t fres)
 
 	if (need_fdes <= reg->l.fde_cap && need_fres <= reg->l.fre_cap)
 		return 0;
-	compact_fits = live_fdes + fdes <= reg->l.fde_cap &&
+	compact_fits = !(reg->flags & SFRAME_JIT_F_SHARE_ROWS) &&
+		       live_fdes + fdes <= reg->l.fde_cap &&
 		       (uint64_t)reg->fre_used - reg->fre_dead + fres <=
 		       reg->l.fre_cap;
 	worth = (uint64_t)reg->nr_dead * 8 >= reg->l.fde_cap ||
@@ -885,51 +892,49 @@ static int func_check(struct sframe_jit *reg, const struct sframe_jit__func *fn,
 	return sframe_jit__check_rows(rows, fn->nr_rows, limit);
 }
 
+/* -EEXIST if a live function overlaps @fn. */
+static int overlap_check(struct sframe_jit *reg,
+			 const struct sframe_jit__func *fn)
+{
+	struct sframe_jit_fde old;
+	uint32_t lo, hi, i;
+
+	fde_overlap(reg, fn->start, fn->start + fn->size, &lo, &hi);
+	for (i = lo; i < hi; i++) {
+		fde_get(reg, i, &old);
+		if (!fde_dead(&old))
+			return -EEXIST;
+	}
+	return 0;
+}
+
 /*
- * Publish @fn, whose rows are checked.  Above every descriptor it is an
- * append; anywhere else it goes in under the sequence count, in place of
- * the tombstones it overlaps.
+ * Publish the descriptor of @fn, whose rows are at @fre_start already
+ * and whose place overlap_check() found free.  Above every descriptor it
+ * is an append; anywhere else it goes in under the sequence count, in
+ * place of the tombstones it overlaps.
  */
-static int add_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn,
-		      const struct sframe_jit_row *rows)
+static void fde_publish_locked(struct sframe_jit *reg,
+			       const struct sframe_jit__func *fn,
+			       uint32_t fre_start)
 {
 	struct sframe_jit_fde fde = {
 		.func_start	= fn->start,
 		.func_size	= fn->size,
+		.fre_start	= fre_start,
 		.fre_count	= fn->nr_rows,
 		.type		= fn->stub_size ? SFRAME_JIT_FDE_PCMASK :
 						  SFRAME_JIT_FDE_PCINC,
 		.rep_size	= fn->stub_size,
 	};
-	uint32_t lo, hi, i, count;
-	int err;
+	uint32_t lo, hi, count;
 
-	/* Refuse before making room, so that a refusal changes nothing. */
 	fde_overlap(reg, fn->start, fn->start + fn->size, &lo, &hi);
-	for (i = lo; i < hi; i++) {
-		struct sframe_jit_fde old;
-
-		fde_get(reg, i, &old);
-		if (!fde_dead(&old))
-			return -EEXIST;
-	}
-	err = room_locked(reg, 1, fn->nr_rows);
-	if (err)
-		return err;
-	/* Compaction may have moved the descriptors. */
-	fde_overlap(reg, fn->start, fn->start + fn->size, &lo, &hi);
-
-	/* Rows first, into slots no published descriptor uses. */
-	fde.fre_start = reg->fre_used;
-	for (i = 0; i < fn->nr_rows; i++)
-		fre_put(reg, reg->fre_used + i, &rows[i]);
-	reg->fre_used += fn->nr_rows;
-
 	if (lo == reg->nr_fdes) {
 		fde_put(reg, lo, &fde);
 		reg->tail_end = fn->start + fn->size;
 		count_publish(reg, reg->nr_fdes + 1);
-		return 0;
+		return;
 	}
 
 	seq_begin(reg);
@@ -947,6 +952,29 @@ static int add_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn,
 			      memory_order_relaxed);
 	seq_end(reg);
 	tail_sync(reg);
+}
+
+/* Publish @fn, whose rows are checked, with rows of its own. */
+static int add_locked(struct sframe_jit *reg, const struct sframe_jit__func *fn,
+		      const struct sframe_jit_row *rows)
+{
+	uint32_t i, fre_start;
+	int err;
+
+	/* Refuse before making room, so that a refusal changes nothing. */
+	err = overlap_check(reg, fn);
+	if (err)
+		return err;
+	err = room_locked(reg, 1, fn->nr_rows);
+	if (err)
+		return err;
+
+	/* Rows first, into slots no published descriptor uses. */
+	fre_start = reg->fre_used;
+	for (i = 0; i < fn->nr_rows; i++)
+		fre_put(reg, reg->fre_used + i, &rows[i]);
+	reg->fre_used += fn->nr_rows;
+	fde_publish_locked(reg, fn, fre_start);
 	return 0;
 }
 
@@ -1243,7 +1271,9 @@ static int tombstone_locked(struct sframe_jit *reg, uint32_t i)
 	memcpy(&rows, p + offsetof(struct sframe_jit_fde, fre_count),
 	       sizeof(rows));
 	reg->nr_dead++;
-	reg->fre_dead += rows;
+	/* Shared rows may still be another function's. */
+	if (!(reg->flags & SFRAME_JIT_F_SHARE_ROWS))
+		reg->fre_dead += rows;
 	return 0;
 }
 
@@ -1394,6 +1424,92 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 		for (j = 0; j + 1 < i; j++)
 			remove_locked(reg, funcs[j].start);
 	}
+	sframe_jit__unlock(&reg->lock);
+	if (err)
+		return err;
+	for (i = 0; i < nr_funcs; i++)
+		perf_map_add(reg, &funcs[i]);
+	return nr_funcs;
+}
+
+/* Check a batch whose rows are @nr_rows at @rows, which it indexes. */
+static int shared_check(struct sframe_jit *reg,
+			const struct sframe_jit__func *funcs,
+			uint32_t nr_funcs, const struct sframe_jit_row *rows,
+			uint32_t nr_rows)
+{
+	uint32_t i;
+	int err;
+
+	if (nr_funcs > SFRAME_JIT_MAX_FDES || nr_rows > SFRAME_JIT_MAX_FRES)
+		return -ENOSPC;
+	for (i = 0; i < nr_funcs; i++) {
+		if (funcs[i].first_row > nr_rows ||
+		    funcs[i].nr_rows > nr_rows - funcs[i].first_row)
+			return -EINVAL;
+		err = func_check(reg, &funcs[i], rows + funcs[i].first_row);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/**
+ * sframe_jit__add_shared() - add functions that share their rows
+ * @reg: the registry, with SFRAME_JIT_F_SHARE_ROWS.
+ * @funcs: the functions; each one's rows are @rows[first_row] on.
+ * @nr_funcs: their number.
+ * @rows: the rows of all of them, which they may share.
+ * @nr_rows: the number of @rows.
+ *
+ * As sframe_jit__add_batch(), but @rows go into the registry once, as
+ * one block, and each descriptor points into it.  Within a hold of the
+ * writer lock the block is written before any descriptor that uses it
+ * is published, as for a single function.  On error the descriptors
+ * added are removed again; the block stays used.
+ *
+ * Return: @nr_funcs, or the first error as sframe_jit_add() reports it;
+ * -EINVAL for a registry without SFRAME_JIT_F_SHARE_ROWS, which could
+ * compact the shared rows apart.
+ */
+int sframe_jit__add_shared(struct sframe_jit *reg,
+			   const struct sframe_jit__func *funcs,
+			   uint32_t nr_funcs,
+			   const struct sframe_jit_row *rows,
+			   uint32_t nr_rows)
+{
+	uint32_t i, j, base;
+	int err;
+
+	if (!reg || !(reg->flags & SFRAME_JIT_F_SHARE_ROWS))
+		return -EINVAL;
+	err = shared_check(reg, funcs, nr_funcs, rows, nr_rows);
+	if (err)
+		return err;
+
+	sframe_jit__lock(&reg->lock);
+	for (i = 0; !err && i < nr_funcs; i++)
+		err = overlap_check(reg, &funcs[i]);
+	if (!err)
+		err = room_locked(reg, nr_funcs, nr_rows);
+	if (err)
+		goto unlock;
+	base = reg->fre_used;
+	for (i = 0; i < nr_rows; i++)
+		fre_put(reg, base + i, &rows[i]);
+	reg->fre_used += nr_rows;
+	for (i = 0; !err && i < nr_funcs; i++) {
+		/* A batch may overlap itself. */
+		err = overlap_check(reg, &funcs[i]);
+		if (!err)
+			fde_publish_locked(reg, &funcs[i],
+					   base + funcs[i].first_row);
+	}
+	if (err) {
+		for (j = 0; j + 1 < i; j++)
+			remove_locked(reg, funcs[j].start);
+	}
+unlock:
 	sframe_jit__unlock(&reg->lock);
 	if (err)
 		return err;

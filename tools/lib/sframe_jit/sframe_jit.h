@@ -61,6 +61,13 @@ struct sframe_jit;
 #define SFRAME_JIT_F_NO_GROW	0x2
 /* Append a line to /tmp/perf-PID.map for each named function added. */
 #define SFRAME_JIT_F_PERF_MAP	0x4
+/*
+ * sframe_jit_import_cfi() stores each distinct row sequence once, and
+ * functions of the same shape point at the same rows.  The price: the
+ * registry never compacts, so the rows of removed functions are never
+ * reclaimed.  For a table imported once and kept, as sframe-run's.
+ */
+#define SFRAME_JIT_F_SHARE_ROWS	0x8
 
 /**
  * struct sframe_jit_opts - options of sframe_jit_create()
@@ -602,9 +609,15 @@ SFRAME_JIT_API int sframe_jit_cfi_func(const struct sframe_jit_cfi *cfi,
  * @nr_converted: FDEs that became functions.
  * @nr_unsupported: FDEs left out, by SFRAME_JIT_CFI_* reason; entries
  *	from SFRAME_JIT_CFI_NR_REASONS on are 0.
- * @nr_rows: rows of the functions.
- * @row_bytes: memory those rows take in the table, as struct
- *	sframe_jit_row; a registry takes as much for them.
+ * @nr_rows: rows of the functions, each function's counted.
+ * @row_bytes: memory @nr_rows take as struct sframe_jit_row, what a
+ *	registry without SFRAME_JIT_F_SHARE_ROWS takes for them.
+ * @nr_shared_rows: rows left when each distinct sequence is stored once
+ *	(and one that begins a longer one as its start): what the table
+ *	holds, and the fre_capacity a registry with
+ *	SFRAME_JIT_F_SHARE_ROWS needs for them (@nr_converted descriptors).
+ *
+ * Fields after @row_bytes came later, as for struct sframe_jit_info.
  */
 struct sframe_jit_cfi_stats {
 	size_t sz;
@@ -613,6 +626,7 @@ struct sframe_jit_cfi_stats {
 	uint64_t nr_unsupported[SFRAME_JIT_CFI_MAX_REASONS];
 	uint64_t nr_rows;
 	uint64_t row_bytes;
+	uint64_t nr_shared_rows;
 };
 
 /**
@@ -643,7 +657,10 @@ SFRAME_JIT_API const char *sframe_jit_cfi_reason_str(unsigned int reason);
  *	and where its program headers place it.
  *
  * As sframe_jit_import_sframe(), for every function of @cfi: either
- * every function is added, or, on error, none is.
+ * every function is added, or, on error, none is.  Into a registry with
+ * SFRAME_JIT_F_SHARE_ROWS, the functions share rows as the table does
+ * (see @nr_shared_rows of struct sframe_jit_cfi_stats); on error the
+ * rows stay used.
  *
  * Return: the number of functions added; -EINVAL for bad arguments;
  * -ERANGE when a function lands outside the registry's range; the

@@ -274,6 +274,17 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 			  uint32_t nr_funcs,
 			  const struct sframe_jit_row *rows);
 
+/* Add functions whose rows, @nr_rows at @rows, they may share. */
+int sframe_jit__add_shared(struct sframe_jit *reg,
+			   const struct sframe_jit__func *funcs,
+			   uint32_t nr_funcs,
+			   const struct sframe_jit_row *rows,
+			   uint32_t nr_rows);
+
+/* Store each distinct row sequence once; share.c. */
+int sframe_jit__share_rows(struct sframe_jit__func *funcs, uint32_t nr_funcs,
+			   struct sframe_jit_row **rowsp, uint32_t *nr_rowsp);
+
 /* Check a function's rows as the kernel will. */
 int sframe_jit__check_rows(const struct sframe_jit_row *rows,
 			   uint32_t nr_rows, uint32_t limit);

@@ -46,7 +46,8 @@ result $? "make install DESTDIR=... prefix=$prefix"
 
 missing=
 for f in lib/libsframe_jit.a lib/libsframe_jit.so lib/libsframe_jit.so.0 \
-	 lib/pkgconfig/libsframe_jit.pc include/sframe_jit/sframe_jit.h; do
+	 lib/pkgconfig/libsframe_jit.pc include/sframe_jit/sframe_jit.h \
+	 lib/libsframe_run.so bin/sframe-run; do
 	[ -e "$root/$f" ] || missing="$missing $f"
 done
 [ -z "$missing" ]
@@ -81,6 +82,20 @@ cc -O2 -Wa,--gsframe "${cflags[@]}" -o "$bin" "$sample" "${libs[@]}" \
 	"$bin" --check >> "$out/install-test.log" 2>&1 &&
 	deps=$(ldd "$bin") && [[ "$deps" != *libsframe_jit* ]]
 result $? "the example links the archive with pkg-config --static and runs"
+
+# sframe-run names the preload where it will be installed, adds it in
+# front of the LD_PRELOAD it finds, and runs the command with its
+# arguments and status; the staged preload loads into a program.
+run=$root/bin/sframe-run
+grep -qF "$prefix/lib/libsframe_run.so" "$run" && ! grep -qF "$dest" "$run"
+result $? "sframe-run names the installed preload, not DESTDIR"
+got=$(SFRAME_RUN_PRELOAD=$root/lib/libsframe_run.so LD_PRELOAD=libc.so.6 \
+	"$run" sh -c 'echo "$LD_PRELOAD:$1"; exit 3' sh 'a b' 2>&1)
+[ $? = 3 ] && [ "$got" = "$root/lib/libsframe_run.so:libc.so.6:a b" ]
+result $? "sframe-run runs CMD ARGS with the preload in front of LD_PRELOAD"
+"$run" > /dev/null 2>&1
+[ $? = 2 ]
+result $? "sframe-run without a command is a usage error"
 
 [ "$failed" = 0 ] || echo "# log: $out/install-test.log"
 echo "$passed passed, $failed failed"

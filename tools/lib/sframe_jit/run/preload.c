@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libsframe_run.so, which sframe-run puts in LD_PRELOAD: registers the
+ * unwind tables of every object the process loads, at start-up and at
+ * each dlopen(), and unregisters them at dlclose().
+ *
+ * Why LD_PRELOAD and not LD_AUDIT, why a thread at start-up, and what
+ * happens at fork() and exec: Documentation/sframe_jit.rst, "sframe-run".
+ *
+ * Nothing here may make the program fail: every error leaves an object
+ * to the kernel's frame pointer fallback, and SFRAME_RUN_VERBOSE=1 says
+ * so on stderr.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sframe_run.h"
+
+#define SFRAME_RUN_API __attribute__((visibility("default")))
+
+static struct sframe_run_tracker tracker;
+static bool active;
+static bool verbose;
+/*
+ * How long the start-up thread waits before it converts: a program
+ * that is over by then (a compiler's driver, a shell's command) costs
+ * no conversion at all.
+ */
+static unsigned long delay_ms = 20;
+static void *(*real_dlopen)(const char *file, int mode);
+static int (*real_dlclose)(void *handle);
+/* Set while sframe-run itself runs on a thread, which must not recurse. */
+static __thread bool inside;
+
+static bool env_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+static void report_jit(const struct sframe_run_entry *e)
+{
+	const struct sframe_jit_cfi_stats *s = &e->reg.stats;
+	char why[256] = "";
+	size_t len = 0;
+	unsigned int r;
+
+	for (r = 0; r < SFRAME_JIT_CFI_NR_REASONS; r++) {
+		if (!s->nr_unsupported[r] || len >= sizeof(why))
+			continue;
+		len += snprintf(why + len, sizeof(why) - len, " %s %llu",
+				sframe_jit_cfi_reason_str(r),
+				(unsigned long long)s->nr_unsupported[r]);
+	}
+	fprintf(stderr,
+		"sframe-run: + %s: jit %llu of %llu FDEs, %llu rows in %llu, %zu bytes pinned; left to frame pointers %llu:%s\n",
+		e->obj.name, (unsigned long long)s->nr_converted,
+		(unsigned long long)s->nr_fdes, (unsigned long long)s->nr_rows,
+		(unsigned long long)s->nr_shared_rows, e->reg.map_size,
+		(unsigned long long)(s->nr_fdes - s->nr_converted),
+		len ? why : " none");
+}
+
+/* The verbose knob's printer; called under the tracker's lock. */
+static void report(const struct sframe_run_entry *e, bool gone)
+{
+	int saved = errno;
+
+	if (gone)
+		fprintf(stderr, "sframe-run: - %s\n", e->obj.name);
+	else if (e->reg.kind == SFRAME_RUN_JIT)
+		report_jit(e);
+	else if (e->reg.kind == SFRAME_RUN_ELF)
+		fprintf(stderr, "sframe-run: + %s: elf .sframe, %llu bytes\n",
+			e->obj.name, (unsigned long long)e->obj.sframe_size);
+	else
+		fprintf(stderr, "sframe-run: + %s: nothing registered: %s\n",
+			e->obj.name, e->reg.err == -ENOENT ?
+			"no unwind table" : strerror(-e->reg.err));
+	errno = saved;
+}
+
+/*
+ * Bring the tracker in step with the loader and publish what is new,
+ * but for what the start-up thread has yet to do.
+ */
+static void update(void)
+{
+	int saved = errno;
+
+	if (!active || inside)
+		return;
+	inside = true;
+	sframe_run__tracker_sync(&tracker);
+	sframe_run__tracker_work(&tracker, false);
+	inside = false;
+	errno = saved;
+}
+
+/*
+ * After the delay, at the lowest nice level, so that the program does
+ * not wait for the conversions on a busy machine.  Not during the
+ * delay: a thread must run to die, and one of low priority would hold
+ * up the exit of a program that ends before the delay; and not
+ * SCHED_IDLE, which would hold it up until a CPU idles.
+ */
+static void *worker(void *arg)
+{
+	struct timespec delay = {
+		.tv_sec		= delay_ms / 1000,
+		.tv_nsec	= delay_ms % 1000 * 1000000L,
+	};
+
+	(void)arg;
+	inside = true;
+	while (nanosleep(&delay, &delay) && errno == EINTR)
+		;
+	setpriority(PRIO_PROCESS, gettid(), 19);
+	sframe_run__tracker_work(&tracker, true);
+	return NULL;
+}
+
+/*
+ * The start-up work on a thread of its own, so that the program starts
+ * while the big objects convert; with every signal blocked, so that the
+ * program's signals go to its own threads.
+ */
+static bool worker_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t tid;
+	int err;
+
+	if (pthread_attr_init(&attr))
+		return false;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&tid, &attr, worker, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (!err)
+		pthread_setname_np(tid, "sframe-run");
+	return !err;
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&tracker.lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&tracker.lock);
+}
+
+static void fork_child(void)
+{
+	sframe_run__tracker_forked(&tracker);
+}
+
+static void resolve(void)
+{
+	if (!real_dlopen)
+		real_dlopen = dlsym(RTLD_NEXT, "dlopen");
+	if (!real_dlclose)
+		real_dlclose = dlsym(RTLD_NEXT, "dlclose");
+}
+
+__attribute__((constructor)) static void sframe_run_init(void)
+{
+	const struct sframe_run_ops *ops = &sframe_run__kernel_ops;
+	int saved = errno;
+	const char *delay;
+
+	resolve();
+	verbose = env_set("SFRAME_RUN_VERBOSE");
+	if (env_set("SFRAME_RUN_NO_KERNEL")) {
+		ops = &sframe_run__private_ops;
+	} else if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
+		if (verbose)
+			fputs("sframe-run: no sframe_register(2) in this kernel\n",
+			      stderr);
+		goto out;
+	}
+	sframe_run__tracker_init(&tracker, ops);
+	if (verbose)
+		tracker.report = report;
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
+		goto out;
+	active = true;
+	inside = true;
+	sframe_run__tracker_sync(&tracker);
+	inside = false;
+	delay = getenv("SFRAME_RUN_DELAY_MS");
+	if (delay)
+		delay_ms = strtoul(delay, NULL, 10);
+	if (env_set("SFRAME_RUN_SYNC"))
+		goto work;
+	sframe_run__tracker_defer(&tracker);
+	if (worker_start())
+		goto out;
+	/* Without the thread, this one does it all, deferred or not. */
+work:
+	inside = true;
+	sframe_run__tracker_work(&tracker, true);
+	inside = false;
+out:
+	errno = saved;
+}
+
+/**
+ * dlopen() - the loader's dlopen(), then the new objects registered
+ * @file: as for dlopen().
+ * @mode: as for dlopen().
+ *
+ * Return: what dlopen() returned.
+ */
+SFRAME_RUN_API void *dlopen(const char *file, int mode)
+{
+	void *handle;
+
+	resolve();
+	if (!real_dlopen)
+		return NULL;
+	handle = real_dlopen(file, mode);
+	if (handle)
+		update();
+	return handle;
+}
+
+/**
+ * dlclose() - the loader's dlclose(), then the objects it unloaded
+ *	unregistered
+ * @handle: as for dlclose().
+ *
+ * Return: what dlclose() returned.
+ */
+SFRAME_RUN_API int dlclose(void *handle)
+{
+	int ret;
+
+	resolve();
+	if (!real_dlclose)
+		return -1;
+	ret = real_dlclose(handle);
+	update();
+	return ret;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * sframe-run: the shared object that sframe-run preloads into a program
+ * to register the unwind tables of the objects it loads.  Internal to
+ * this directory and its tests; Documentation/sframe_jit.rst ("sframe-run")
+ * describes what it does and why.
+ *
+ * The pieces, one file each:
+ *
+ *   objects.c   what is loaded: a snapshot from dl_iterate_phdr();
+ *   publish.c   one object's table: its .sframe, or its CFI converted,
+ *               into the kernel, and out again;
+ *   tracker.c   which objects are registered, kept in step with the
+ *               snapshots, with the conversions done outside its lock;
+ *   preload.c   the process: start-up, dlopen()/dlclose(), fork().
+ *
+ * A producer of rows other than an object's CFI (a later
+ * __register_frame() interposer) publishes a range through
+ * sframe_run__publish_cfi() and unpublishes it as publish.c does.
+ */
+#ifndef __SFRAME_RUN_H
+#define __SFRAME_RUN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sframe_jit_internal.h"
+
+/**
+ * struct sframe_run_obj - one loaded object, as the loader reports it
+ * @name: its file: dlpi_name, /proc/self/exe for the executable, or
+ *	the loader's name of the vDSO; owned.
+ * @bias: what the loader added to the object's addresses (dlpi_addr).
+ * @text_start: lowest address of its executable PT_LOAD segments.
+ * @text_end: end of the highest one.
+ * @sframe_start: address of its PT_GNU_SFRAME segment, 0 if none.
+ * @sframe_size: that segment's size.
+ * @image: for an object without a file (the vDSO), its image in
+ *	memory; NULL for the others, whose file is read.
+ * @image_size: bytes at @image.
+ */
+struct sframe_run_obj {
+	char *name;
+	uint64_t bias;
+	uint64_t text_start;
+	uint64_t text_end;
+	uint64_t sframe_start;
+	uint64_t sframe_size;
+	const void *image;
+	size_t image_size;
+};
+
+/**
+ * struct sframe_run_snapshot - the objects loaded at one moment
+ * @objs: the objects, in the loader's order (executable first).
+ * @nr: their number.
+ * @gen: dlpi_adds + dlpi_subs when it was taken: a snapshot of a
+ *	larger @gen is a later one.
+ */
+struct sframe_run_snapshot {
+	struct sframe_run_obj *objs;
+	uint32_t nr;
+	uint64_t gen;
+};
+
+int sframe_run__snapshot(struct sframe_run_snapshot *snap);
+uint64_t sframe_run__gen(void);
+void sframe_run__snapshot_free(struct sframe_run_snapshot *snap);
+void sframe_run__obj_free(struct sframe_run_obj *obj);
+
+/**
+ * struct sframe_run_ops - how ranges reach the kernel
+ * @jit: creates JIT registries; NULL for sframe_register(2).
+ * @jit_priv: its private pointer.
+ * @elf_register: SFRAME_REGISTER_ELF: 0 or -errno.
+ * @unregister: SFRAME_UNREGISTER of [start, end): 0 or -errno.
+ *
+ * The kernel's, or the tests' stand-ins.
+ */
+struct sframe_run_ops {
+	const struct sframe_jit_backend *jit;
+	void *jit_priv;
+	int (*elf_register)(const struct sframe_elf_args *args);
+	int (*unregister)(uint64_t start, uint64_t end);
+};
+
+extern const struct sframe_run_ops sframe_run__kernel_ops;
+extern const struct sframe_run_ops sframe_run__private_ops;
+
+/* What became of an object's table. */
+enum sframe_run_kind {
+	SFRAME_RUN_NONE,	/* nothing registered: see @err */
+	SFRAME_RUN_ELF,		/* its .sframe, SFRAME_REGISTER_ELF */
+	SFRAME_RUN_JIT,		/* its CFI converted, in a JIT registry */
+};
+
+/**
+ * struct sframe_run_reg - an object's registration
+ * @kind: SFRAME_RUN_*.
+ * @err: with SFRAME_RUN_NONE, why (-ENOSYS, -ENOMEM, -ENOENT: no
+ *	table...); 0 otherwise.
+ * @jit: the registry, with SFRAME_RUN_JIT.
+ * @start: the registered range's start.
+ * @end: its end.
+ * @stats: the conversion's counts, with SFRAME_RUN_JIT.
+ * @map_size: the registry's pinned bytes, with SFRAME_RUN_JIT.
+ */
+struct sframe_run_reg {
+	enum sframe_run_kind kind;
+	int err;
+	struct sframe_jit *jit;
+	uint64_t start;
+	uint64_t end;
+	struct sframe_jit_cfi_stats stats;
+	size_t map_size;
+};
+
+/**
+ * struct sframe_run_prep - what publishing an object needs, made
+ *	beforehand and without a lock
+ * @cfi: its converted CFI; NULL for an object with .sframe or when the
+ *	conversion failed.
+ * @err: why the conversion failed, or 0.
+ */
+struct sframe_run_prep {
+	struct sframe_jit_cfi *cfi;
+	int err;
+};
+
+void sframe_run__prepare(const struct sframe_run_obj *obj,
+			 struct sframe_run_prep *prep);
+void sframe_run__prep_free(struct sframe_run_prep *prep);
+void sframe_run__publish(const struct sframe_run_ops *ops,
+			 const struct sframe_run_obj *obj,
+			 struct sframe_run_prep *prep,
+			 struct sframe_run_reg *reg);
+int sframe_run__publish_cfi(const struct sframe_run_ops *ops,
+			    uint64_t start, uint64_t end,
+			    const struct sframe_jit_cfi *cfi, uint64_t bias,
+			    struct sframe_run_reg *reg);
+void sframe_run__unpublish(const struct sframe_run_ops *ops,
+			   struct sframe_run_reg *reg);
+
+/* States of a tracked object. */
+enum sframe_run_state {
+	SFRAME_RUN_PENDING,	/* loaded, not yet looked at */
+	SFRAME_RUN_BUSY,	/* a thread converts it, without the lock */
+	SFRAME_RUN_DONE,	/* published, or given up: see its reg */
+};
+
+/**
+ * struct sframe_run_entry - one object the tracker follows
+ * @obj: the object.
+ * @state: SFRAME_RUN_*.
+ * @id: unique for the tracker's life, so that a conversion finishing
+ *	after its object went finds no entry to publish to.
+ * @reg: its registration, once SFRAME_RUN_DONE.
+ * @deferred: left to the start-up thread: other threads' work skips it.
+ * @seen: scratch of sframe_run__tracker_apply().
+ */
+struct sframe_run_entry {
+	struct sframe_run_obj obj;
+	enum sframe_run_state state;
+	uint64_t id;
+	struct sframe_run_reg reg;
+	bool deferred;
+	bool seen;
+};
+
+/**
+ * struct sframe_run_tracker - the objects of a process and their tables
+ * @lock: guards everything below; never held across a conversion, nor
+ *	across dl_iterate_phdr() (see tracker.c).
+ * @ops: how ranges reach the kernel.
+ * @entries: the objects of the last snapshot applied.
+ * @nr: their number.
+ * @cap: room at @entries.
+ * @gen: the @gen of the last snapshot applied.
+ * @next_id: the next entry's id.
+ * @report: called for each object when it is done or goes, if set
+ *	(under @lock; the verbose knob's printer).
+ * @nr_published: registrations made, ELF and JIT.
+ * @nr_unpublished: registrations removed again.
+ */
+struct sframe_run_tracker {
+	pthread_mutex_t lock;
+	const struct sframe_run_ops *ops;
+	struct sframe_run_entry *entries;
+	uint32_t nr;
+	uint32_t cap;
+	uint64_t gen;
+	uint64_t next_id;
+	void (*report)(const struct sframe_run_entry *e, bool gone);
+	uint64_t nr_published;
+	uint64_t nr_unpublished;
+};
+
+void sframe_run__tracker_init(struct sframe_run_tracker *t,
+			      const struct sframe_run_ops *ops);
+void sframe_run__tracker_fini(struct sframe_run_tracker *t);
+int sframe_run__tracker_sync(struct sframe_run_tracker *t);
+int sframe_run__tracker_apply(struct sframe_run_tracker *t,
+			      struct sframe_run_snapshot *snap);
+uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t, bool all);
+void sframe_run__tracker_defer(struct sframe_run_tracker *t);
+void sframe_run__tracker_forked(struct sframe_run_tracker *t);
+uint32_t sframe_run__tracker_live(struct sframe_run_tracker *t);
+
+#endif /* __SFRAME_RUN_H */
