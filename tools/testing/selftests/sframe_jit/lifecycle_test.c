@@ -648,19 +648,26 @@ static int truncate_by_a_byte(struct sframe_copy *c)
 	return 0;
 }
 
+/* The first two descriptors and their starts, sorted; -1 if there are not. */
+static int first_two_descriptors(struct sframe_copy *c, unsigned char **a,
+				 unsigned char **b, long *start_a, long *start_b)
+{
+	if (!sframe_sec_fde_size(copy_hdr(c)) || copy_hdr(c)->num_fdes < 2)
+		return -1;
+	*a = sec_fde(c, 0);
+	*b = sec_fde(c, 1);
+	*start_a = fde_func_start(c, *a);
+	*start_b = fde_func_start(c, *b);
+	return *start_a < *start_b ? 0 : -1;
+}
+
 static int swap_first_descriptors(struct sframe_copy *c)
 {
 	size_t size = sframe_sec_fde_size(copy_hdr(c));
 	unsigned char tmp[32], *a, *b;
 	long start_a, start_b;
 
-	if (!size || copy_hdr(c)->num_fdes < 2)
-		return -1;
-	a = sec_fde(c, 0);
-	b = sec_fde(c, 1);
-	start_a = fde_func_start(c, a);
-	start_b = fde_func_start(c, b);
-	if (start_a >= start_b)
+	if (first_two_descriptors(c, &a, &b, &start_a, &start_b))
 		return -1;
 	memcpy(tmp, a, size);
 	memcpy(a, b, size);
@@ -677,13 +684,7 @@ static int overlap_first_descriptors(struct sframe_copy *c)
 	long start_a, start_b;
 	__u32 size;
 
-	if (!sframe_sec_fde_size(copy_hdr(c)) || copy_hdr(c)->num_fdes < 2)
-		return -1;
-	a = sec_fde(c, 0);
-	b = sec_fde(c, 1);
-	start_a = fde_func_start(c, a);
-	start_b = fde_func_start(c, b);
-	if (start_a >= start_b)
+	if (first_two_descriptors(c, &a, &b, &start_a, &start_b))
 		return -1;
 	size = start_b - start_a + 1;
 	memcpy(a + 4, &size, sizeof(size));	/* func_size */
