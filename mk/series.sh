@@ -16,7 +16,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 steps_file=$top/mk/series/steps
-strip_dir=$top/mk/series/strip
 out=${SERIES_OUT:-$build/series}
 work=$build/series-work.git
 ident_name=${SERIES_NAME:-SFrame JIT developers}
@@ -34,11 +33,12 @@ base=$(git -C "$tree" rev-parse base)
 names=()			# step names, in order
 declare -A msg_of=()		# step -> commit message file
 declare -A lines_of=()		# step -> its "files:" lines, newline-separated
+declare -A cuts_of=()		# "step path" -> its cut file (START<tab>UNTIL lines)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 parse_steps() {
-	local line name="" in_files=0
+	local line name="" in_files=0 last="" cut
 
 	while IFS= read -r line || [ -n "$line" ]; do
 		case "$line" in
@@ -58,8 +58,28 @@ parse_steps() {
 		[ -n "$name" ] || continue
 		if [ "$line" = "files:" ]; then
 			in_files=1
+			last=""
+		elif [ $in_files = 1 ] &&
+		     [[ "$line" =~ ^[[:space:]]+(from|until)\ (.*)$ ]]; then
+			# A cut of the partial file on the line above.
+			[[ "$last" == *" partial" ]] ||
+				die "$steps_file: step $name: '${line#"${line%%[![:space:]]*}"}' is not under a partial file"
+			cut=${cuts_of["$name ${last% partial}"]:-}
+			if [ -z "$cut" ]; then
+				cut=$tmp/cut.$name.${#cuts_of[@]}
+				: > "$cut"
+				cuts_of["$name ${last% partial}"]=$cut
+			fi
+			if [ "${BASH_REMATCH[1]}" = from ]; then
+				printf '%s' "${BASH_REMATCH[2]}" >> "$cut"
+			else
+				printf '\t%s\n' "${BASH_REMATCH[2]}" >> "$cut"
+			fi
 		elif [ $in_files = 1 ]; then
-			[ -n "$line" ] && lines_of[$name]+="$line"$'\n'
+			if [ -n "$line" ]; then
+				lines_of[$name]+="$line"$'\n'
+				last=$line
+			fi
 		else
 			printf '%s\n' "$line" >> "${msg_of[$name]}"
 		fi
@@ -191,30 +211,20 @@ apply_cut() {
 
 # The blob of file $2 at step $1 (partial or final), written to $work.
 step_blob() {
-	local step=$1 f=$2 partial=$3 cut diff
+	local step=$1 f=$2 partial=$3 cut
 	local src=$tmp/content
 
 	if [ "$partial" = 0 ]; then
 		git -C "$tree" rev-parse "$head:$f"
 		return
 	fi
-	cut=$strip_dir/$step/$f.cut
-	diff=$strip_dir/$step/$f.diff
-	[ -f "$cut" ] || [ -f "$diff" ] ||
-		die "$f is partial at step $step but neither ${cut#"$top"/} nor ${diff#"$top"/} exists"
+	cut=${cuts_of["$step $f"]:-}
+	[ -n "$cut" ] ||
+		die "$f is partial at step $step but $steps_file gives it no from/until cut"
 	git -C "$tree" cat-file blob "$head:$f" > "$src"
-	if [ -f "$cut" ]; then
-		apply_cut "$cut" < "$src" > "$src.cut" ||
-			die "${cut#"$top"/} no longer fits $f; update it to the file's current content"
-		mv "$src.cut" "$src"
-	fi
-	if [ -f "$diff" ]; then
-		patch -s -f --fuzz=0 --no-backup-if-mismatch -o "$src.new" \
-			"$src" < "$diff" >/dev/null ||
-			die "${diff#"$top"/} no longer applies to $f without fuzz; remake it from the file's current content"
-		mv "$src.new" "$src"
-	fi
-	git --git-dir="$work" hash-object -w "$src"
+	apply_cut "$cut" < "$src" > "$src.cut" ||
+		die "the cuts of $f at step $step in $steps_file no longer fit it; update them to the file's current content"
+	git --git-dir="$work" hash-object -w "$src.cut"
 }
 
 file_mode() {

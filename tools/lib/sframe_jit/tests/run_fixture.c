@@ -6,7 +6,6 @@
  */
 #include <stdint.h>
 
-
 uint64_t run_fixture_leaf(uint64_t x)
 {
 	return x * 2654435761u + 1;
