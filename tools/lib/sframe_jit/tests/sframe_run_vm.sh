@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# sframe-run in the test kernel (mk/layers/52-sframe_run runs it in the
+# sframe-run in the test kernel (mk/layers/61-sframe_run runs it in the
 # VM):
 #
 #  - 2000 dlopen()/dlclose() cycles under sframe-run (run_loop): each
