@@ -148,21 +148,24 @@ static int names_add(struct dl_phdr_info *info, size_t size, void *arg)
  */
 static void descs_find(struct sframe_run_gdbjit *g)
 {
-	struct names n = { .nr = 0 };
 	uint64_t gen = sframe_run__gen();
+	struct names *n;
 	void *h, *d;
 	uint32_t i;
 
 	if (gen == g->descs_gen)
 		return;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return;
 	g->descs_gen = gen;
 	g->nr_descs = g->nr_watched;
-	dl_iterate_phdr(names_add, &n);
-	for (i = 0; i < n.nr; i++) {
-		if (i && !n.v[i])
+	dl_iterate_phdr(names_add, n);
+	for (i = 0; i < n->nr; i++) {
+		if (i && !n->v[i])
 			continue;
-		h = dlopen(n.v[i], RTLD_NOLOAD | RTLD_LAZY);
-		free(n.v[i]);
+		h = dlopen(n->v[i], RTLD_NOLOAD | RTLD_LAZY);
+		free(n->v[i]);
 		if (!h)
 			continue;
 		d = dlsym(h, "__jit_debug_descriptor");
@@ -170,6 +173,7 @@ static void descs_find(struct sframe_run_gdbjit *g)
 			watch_locked(g, d);
 		dlclose(h);
 	}
+	free(n);
 }
 
 static struct sframe_run_gdbobj *obj_find(struct sframe_run_gdbjit *g,
@@ -336,6 +340,47 @@ static void objs_sweep(struct sframe_run_gdbjit *g)
 	}
 }
 
+/*
+ * A JIT changes its list and then these fields; if none changed since
+ * the last walk, the list did not either, short of an entry unlinked
+ * and another linked at the same place, which the next full poll finds.
+ */
+static bool descs_changed(struct sframe_run_gdbjit *g)
+{
+	const struct jit_descriptor *d;
+	bool changed = false;
+	uint32_t i;
+
+	for (i = 0; i < g->nr_descs; i++) {
+		d = g->descs[i];
+		if (g->marks[i].first != d->first_entry ||
+		    g->marks[i].relevant != d->relevant_entry ||
+		    g->marks[i].action != d->action_flag)
+			changed = true;
+		g->marks[i].first = d->first_entry;
+		g->marks[i].relevant = d->relevant_entry;
+		g->marks[i].action = d->action_flag;
+	}
+	return changed;
+}
+
+static void poll_locked(struct sframe_run_gdbjit *g, bool full)
+{
+	uint32_t i;
+
+	if (full) {
+		descs_find(g);
+		descs_changed(g);
+	} else if (!descs_changed(g)) {
+		return;
+	}
+	for (i = 0; i < g->nr; i++)
+		g->objs[i].seen = false;
+	for (i = 0; i < g->nr_descs; i++)
+		desc_walk(g, g->descs[i]);
+	objs_sweep(g);
+}
+
 /**
  * sframe_run__gdbjit_poll() - bring the objects in step with the JITs' lists
  * @g: the follower.
@@ -348,14 +393,46 @@ static void objs_sweep(struct sframe_run_gdbjit *g)
  */
 void sframe_run__gdbjit_poll(struct sframe_run_gdbjit *g)
 {
-	uint32_t i;
-
 	pthread_mutex_lock(&g->lock);
-	descs_find(g);
-	for (i = 0; i < g->nr; i++)
-		g->objs[i].seen = false;
-	for (i = 0; i < g->nr_descs; i++)
-		desc_walk(g, g->descs[i]);
-	objs_sweep(g);
+	poll_locked(g, true);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/*
+ * The check of descs_changed() without the lock or a write, for the
+ * common case of nothing new: a race with a poll that moves the marks
+ * only sends this one to the lock.
+ */
+static bool descs_unchanged(struct sframe_run_gdbjit *g)
+{
+	uint32_t i, nr = __atomic_load_n(&g->nr_descs, __ATOMIC_RELAXED);
+	const struct jit_descriptor *d;
+
+	for (i = 0; i < nr && i < SFRAME_RUN_MAX_DESCS; i++) {
+		d = __atomic_load_n(&g->descs[i], __ATOMIC_RELAXED);
+		if (__atomic_load_n(&g->marks[i].first, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&d->first_entry, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&g->marks[i].relevant, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&d->relevant_entry, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&g->marks[i].action, __ATOMIC_RELAXED) !=
+		    __atomic_load_n(&d->action_flag, __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
+}
+
+/**
+ * sframe_run__gdbjit_poll_quick() - the same, if a descriptor changed
+ * @g: the follower.
+ *
+ * For each registration a JIT makes: the descriptors as last looked up,
+ * and the lists walked only when a descriptor's fields moved.
+ */
+void sframe_run__gdbjit_poll_quick(struct sframe_run_gdbjit *g)
+{
+	if (descs_unchanged(g))
+		return;
+	pthread_mutex_lock(&g->lock);
+	poll_locked(g, false);
 	pthread_mutex_unlock(&g->lock);
 }

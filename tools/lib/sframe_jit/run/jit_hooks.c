@@ -16,9 +16,11 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sframe_run.h"
 
@@ -26,6 +28,15 @@
 
 /* Entries of a __register_frame_table() table taken at most. */
 #define MAX_TABLE		4096
+
+/*
+ * After it published something, the worker looks for more every
+ * millisecond for a tenth of a second before it blocks: a JIT that
+ * registers in bursts then never pays for a wake-up, and one that
+ * registers now and then pays one per burst.
+ */
+#define WORKER_NAP_NS		1000000
+#define WORKER_NAPS		100
 
 enum real_fn {
 	R_REGISTER,
@@ -56,11 +67,15 @@ static void *real_fns[NR_REAL];
 static struct sframe_run_frames frames;
 static struct sframe_run_gdbjit gdbjit;
 static bool active;
+static pthread_mutex_t worker_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool worker_running;
 /*
  * Set while libgcc's function runs: libgcc's __register_frame() may
  * reach its __register_frame_info() through the PLT, that is, us.
+ * Initial-exec: the preload is loaded with the program, in its static
+ * TLS, and each registration then reads it without a call.
  */
-static __thread bool in_real;
+static __thread bool in_real __attribute__((tls_model("initial-exec")));
 
 static void *real_lookup(const char *name)
 {
@@ -103,13 +118,71 @@ static void leave(bool outer)
 	in_real = !outer;
 }
 
+static void *worker(void *arg)
+{
+	struct timespec nap = { .tv_nsec = WORKER_NAP_NS };
+	unsigned int naps = 0;
+
+	(void)arg;
+	in_real = true;
+	for (;;) {
+		if (sframe_run__frames_work(&frames)) {
+			naps = 0;
+		} else if (naps < WORKER_NAPS) {
+			nanosleep(&nap, NULL);
+			naps++;
+		} else {
+			sframe_run__frames_wait(&frames);
+			naps = 0;
+		}
+	}
+	return NULL;
+}
+
+/* As the start-up thread: detached, every signal blocked. */
+static bool worker_create(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t tid;
+	int err;
+
+	if (pthread_attr_init(&attr))
+		return false;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&tid, &attr, worker, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (!err)
+		pthread_setname_np(tid, "sframe-run-jit");
+	return !err;
+}
+
+/* The worker, started at the first registration; without it, publish now. */
+static void worker_ensure(void)
+{
+	if (__atomic_load_n(&worker_running, __ATOMIC_ACQUIRE) || frames.sync)
+		return;
+	pthread_mutex_lock(&worker_lock);
+	if (!worker_running && !frames.sync) {
+		if (worker_create())
+			__atomic_store_n(&worker_running, true, __ATOMIC_RELEASE);
+		else
+			frames.sync = true;
+	}
+	pthread_mutex_unlock(&worker_lock);
+}
+
 static void publish(const void *key, const void *begin)
 {
 	int saved = errno;
 
 	if (active) {
+		worker_ensure();
 		sframe_run__frames_add(&frames, key, begin);
-		sframe_run__gdbjit_poll(&gdbjit);
+		sframe_run__gdbjit_poll_quick(&gdbjit);
 	}
 	errno = saved;
 }
@@ -129,7 +202,7 @@ static void unpublish(const void *key)
 
 	if (active) {
 		sframe_run__frames_remove(&frames, key);
-		sframe_run__gdbjit_poll(&gdbjit);
+		sframe_run__gdbjit_poll_quick(&gdbjit);
 	}
 	errno = saved;
 }
@@ -335,6 +408,13 @@ static void gdbjit_report(const struct sframe_run_gdbobj *o, bool gone)
 		strerror(-o->reg.err));
 }
 
+static bool env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
 /**
  * sframe_run__hooks_init() - start taking what JITs register
  * @ops: how ranges reach the kernel.
@@ -345,15 +425,15 @@ static void gdbjit_report(const struct sframe_run_gdbobj *o, bool gone)
  */
 void sframe_run__hooks_init(const struct sframe_run_ops *ops, bool verbose)
 {
-	const char *keep = getenv("SFRAME_RUN_KEEP_DEREGISTERED");
-
 	sframe_run__frames_init(&frames, ops);
-	frames.keep = keep && *keep && strcmp(keep, "0");
+	frames.keep = env_on("SFRAME_RUN_KEEP_DEREGISTERED");
+	frames.sync = env_on("SFRAME_RUN_SYNC");
 	sframe_run__gdbjit_init(&gdbjit, ops, NULL);
 	if (verbose) {
 		frames.report = frame_report;
 		gdbjit.report = gdbjit_report;
 	}
+	sframe_run__gdbjit_poll(&gdbjit);
 	active = true;
 }
 
@@ -401,10 +481,14 @@ void sframe_run__hooks_fork_parent(void)
 
 /**
  * sframe_run__hooks_fork_child() - and in the child, which keeps copies
- *	of the registries at the same addresses
+ *	of the registries at the same addresses but has no worker: the
+ *	next registration starts one
  */
 void sframe_run__hooks_fork_child(void)
 {
+	sframe_run__frames_forked(&frames);
+	pthread_mutex_init(&worker_lock, NULL);
+	worker_running = false;
 	pthread_mutex_unlock(&gdbjit.lock);
 	pthread_mutex_unlock(&frames.lock);
 }

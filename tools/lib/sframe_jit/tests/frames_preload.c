@@ -12,22 +12,19 @@
  * unwinder must get through the code while it is registered, and not
  * before nor after (so the test can fail); sframe-run must report the
  * fixture's function with its five rows at registration, and its
- * removal at deregistration.  Ends with "N passed, N failed".
+ * removal at deregistration, from its worker or, with SFRAME_RUN_SYNC=1,
+ * in the registering thread.  Ends with "N passed, N failed".
  */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <unwind.h>
 
 #include "jit_image.h"
-
-void __register_frame(void *begin);
-void __deregister_frame(void *begin);
-void __register_frame_info(const void *begin, void *ob);
-void *__deregister_frame_info(const void *begin);
 
 #define MAX_IPS		32
 
@@ -91,34 +88,29 @@ static bool unwinds_through_jit(void)
 	return false;
 }
 
-/* sframe-run's verbose lines, on stderr, while @fn runs. */
-static char *captured(void (*fn)(void))
-{
-	static char buf[4096];
-	int fd, saved;
-	ssize_t n;
-	FILE *tmp;
+/* Where sframe-run's verbose lines go: stderr, for the whole run. */
+static int log_fd = -1;
 
-	tmp = tmpfile();
-	if (!tmp)
-		return "";
-	fflush(stderr);
-	saved = dup(2);
-	fd = fileno(tmp);
-	dup2(fd, 2);
-	fn();
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
+static bool logged(const char *want)
+{
+	static char buf[16384];
+	ssize_t n;
+
+	n = pread(log_fd, buf, sizeof(buf) - 1, 0);
 	buf[n > 0 ? n : 0] = 0;
-	fclose(tmp);
-	return buf;
+	return strstr(buf, want);
 }
 
-static bool reported(const char *log, char sign, const void *begin)
+/*
+ * Whether sframe-run reported the function's registration (+) or its
+ * removal (-) of @begin: a registration comes from sframe-run's worker,
+ * within milliseconds, unless SFRAME_RUN_SYNC=1.
+ */
+static bool reported(char sign, const void *begin)
 {
+	struct timespec ms = { .tv_nsec = 1000000 };
 	char want[256];
+	int i;
 
 	if (sign == '+')
 		snprintf(want, sizeof(want),
@@ -131,42 +123,20 @@ static bool reported(const char *log, char sign, const void *begin)
 			 "sframe-run: - frame %p: [%#llx, %#llx)\n", begin,
 			 (unsigned long long)im.text,
 			 (unsigned long long)(im.text + im.text_size));
-	return strstr(log, want);
-}
-
-static void do_register(void)
-{
-	__register_frame(im.eh_frame);
-}
-
-static void do_deregister(void)
-{
-	__deregister_frame(im.eh_frame);
-}
-
-static void *info_ob;
-
-static void do_register_info(void)
-{
-	__register_frame_info(im.eh_frame, ob);
-}
-
-static void do_deregister_info(void)
-{
-	info_ob = __deregister_frame_info(im.eh_frame);
+	for (i = 0; i < 5000 && !logged(want); i++)
+		nanosleep(&ms, NULL);
+	return logged(want);
 }
 
 static void with_register_frame(void)
 {
-	char *log;
-
-	log = captured(do_register);
-	result(reported(log, '+', im.eh_frame),
+	__register_frame(im.eh_frame);
+	result(reported('+', im.eh_frame),
 	       "__register_frame() publishes the function with its rows");
 	result(unwinds_through_jit(),
 	       "libgcc unwinds through code registered by __register_frame()");
-	log = captured(do_deregister);
-	result(reported(log, '-', im.eh_frame),
+	__deregister_frame(im.eh_frame);
+	result(reported('-', im.eh_frame),
 	       "__deregister_frame() unpublishes it");
 	result(!unwinds_through_jit(),
 	       "libgcc stops at the code after __deregister_frame()");
@@ -174,15 +144,15 @@ static void with_register_frame(void)
 
 static void with_register_frame_info(void)
 {
-	char *log;
+	void *got;
 
-	log = captured(do_register_info);
-	result(reported(log, '+', im.eh_frame),
+	__register_frame_info(im.eh_frame, ob);
+	result(reported('+', im.eh_frame),
 	       "__register_frame_info() publishes the function with its rows");
 	result(unwinds_through_jit(),
 	       "libgcc unwinds through code registered by __register_frame_info()");
-	log = captured(do_deregister_info);
-	result(reported(log, '-', im.eh_frame) && info_ob == ob,
+	got = __deregister_frame_info(im.eh_frame);
+	result(reported('-', im.eh_frame) && got == ob,
 	       "__deregister_frame_info() unpublishes it and returns libgcc's object");
 	result(!unwinds_through_jit(),
 	       "libgcc stops at the code after __deregister_frame_info()");
@@ -190,12 +160,17 @@ static void with_register_frame_info(void)
 
 int main(int argc, char **argv)
 {
+	FILE *log;
 	int err;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s JIT_FRAME_SO\n", argv[0]);
 		return 2;
 	}
+	log = tmpfile();
+	if (!log || dup2(fileno(log), 2) < 0)
+		return 1;
+	log_fd = fileno(log);
 	err = jit_image_load(argv[1], &im);
 	if (err) {
 		printf("not ok - load %s: %s\n0 passed, 1 failed\n", argv[1],

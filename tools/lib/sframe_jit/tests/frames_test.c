@@ -119,6 +119,7 @@ TEST(registered_frames_are_published_until_deregistered, T_MEM)
 
 	image_get(&im);
 	sframe_run__frames_init(&f, &sframe_run__private_ops);
+	f.sync = true;
 	ASSERT_EQ(sframe_run__frames_add(&f, im.eh_frame, im.eh_frame), 0);
 	ASSERT_EQ(f.nr, 1);
 	ASSERT_EQ(f.frames[0].reg.kind, SFRAME_RUN_JIT);
@@ -130,6 +131,35 @@ TEST(registered_frames_are_published_until_deregistered, T_MEM)
 	EXPECT_EQ(f.nr, 0);
 	EXPECT_EQ(f.nr_published, 1);
 	EXPECT_EQ(f.nr_unpublished, 1);
+	sframe_run__frames_fini(&f);
+	jit_image_free(&im);
+}
+
+TEST(queued_frames_are_published_by_the_worker_or_cancelled, T_MEM)
+{
+	struct sframe_run_frames f;
+	struct jit_image im;
+
+	image_get(&im);
+	sframe_run__frames_init(&f, &sframe_run__private_ops);
+	/* Deregistered before the worker's turn: never published. */
+	ASSERT_EQ(sframe_run__frames_add(&f, im.eh_frame, im.eh_frame), 0);
+	EXPECT_EQ(f.nr_pending, 1);
+	EXPECT_EQ(sframe_run__frames_remove(&f, im.eh_frame), 0);
+	EXPECT_EQ(f.nr, 0);
+	EXPECT_EQ(f.nr_cancelled, 1);
+	EXPECT_EQ(sframe_run__frames_work(&f), 0);
+	EXPECT_EQ(f.nr_published, 0);
+	/* Published by the worker, then deregistered. */
+	ASSERT_EQ(sframe_run__frames_add(&f, im.eh_frame, im.eh_frame), 0);
+	ASSERT_EQ(sframe_run__frames_work(&f), 1);
+	EXPECT_EQ(f.nr_pending, 0);
+	ASSERT_EQ(f.nr, 1);
+	ASSERT_EQ(f.frames[0].state, SFRAME_RUN_FRAME_LIVE);
+	registry_expect(f.frames[0].reg.jit, &im);
+	EXPECT_EQ(sframe_run__frames_remove(&f, im.eh_frame), 1);
+	EXPECT_EQ(f.nr, 0);
+	EXPECT_EQ(f.nr_published, 1);
 	sframe_run__frames_fini(&f);
 	jit_image_free(&im);
 }
@@ -146,6 +176,7 @@ TEST(a_table_registers_each_section_under_its_key, T_MEM)
 	table[1] = im[1].fde;
 	table[2] = NULL;
 	sframe_run__frames_init(&f, &sframe_run__private_ops);
+	f.sync = true;
 	ASSERT_EQ(sframe_run__frames_add(&f, table, table[0]), 0);
 	ASSERT_EQ(sframe_run__frames_add(&f, table, table[1]), 0);
 	EXPECT_EQ(f.nr, 2);
@@ -164,11 +195,12 @@ TEST(the_keep_policy_keeps_the_newest_deregistered_frames, T_MEM)
 
 	image_get(&im);
 	sframe_run__frames_init(&f, &sframe_run__private_ops);
+	f.sync = true;
 	f.keep = true;
 	ASSERT_EQ(sframe_run__frames_add(&f, im.eh_frame, im.eh_frame), 0);
 	EXPECT_EQ(sframe_run__frames_remove(&f, im.eh_frame), 1);
 	ASSERT_EQ(f.nr, 1);
-	EXPECT(f.frames[0].kept);
+	EXPECT_EQ(f.frames[0].state, SFRAME_RUN_FRAME_KEPT);
 	registry_expect(f.frames[0].reg.jit, &im);
 	/* Kept ones are not deregistered again. */
 	EXPECT_EQ(sframe_run__frames_remove(&f, im.eh_frame), 0);
@@ -192,6 +224,7 @@ TEST(an_overlapping_frame_replaces_only_a_kept_one, T_KERNEL)
 
 	image_get(&im);
 	sframe_run__frames_init(&f, &sframe_run__kernel_ops);
+	f.sync = true;
 	ASSERT_EQ(sframe_run__frames_add(&f, im.eh_frame, im.eh_frame), 0);
 	EXPECT(range_registered(im.text, im.text + JIT_CALL_SIZE));
 	EXPECT_EQ(sframe_run__frames_add(&f, im.fde, im.fde), -EEXIST);

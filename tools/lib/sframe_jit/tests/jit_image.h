@@ -37,6 +37,19 @@ struct jit_image {
 int jit_image_load(const char *path, struct jit_image *im);
 void jit_image_free(struct jit_image *im);
 
+/* libgcc's, which no installed header declares. */
+struct dwarf_eh_bases {
+	void *tbase;
+	void *dbase;
+	void *func;
+};
+
+void __register_frame(void *begin);
+void __deregister_frame(void *begin);
+void __register_frame_info(const void *begin, void *ob);
+void *__deregister_frame_info(const void *begin);
+const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
+
 extern const uint32_t jit_call_row_offs[JIT_CALL_NR_ROWS];
 extern const int32_t jit_call_row_cfas[JIT_CALL_NR_ROWS];
 
