@@ -168,7 +168,7 @@ static int frames_add_sync(struct sframe_run_frames *f, const void *key,
  */
 static int queue_room(struct sframe_run_frames *f)
 {
-	if (f->q_nr == f->q_cap && f->q_head >= f->q_cap / 2) {
+	if (f->q_head && f->q_nr == f->q_cap && f->q_head >= f->q_cap / 2) {
 		memmove(f->queue, f->queue + f->q_head,
 			(f->q_nr - f->q_head) * sizeof(*f->queue));
 		f->q_nr -= f->q_head;

@@ -10,7 +10,10 @@
  */
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../run/sframe_run.h"
@@ -160,6 +163,57 @@ TEST(queued_frames_are_published_by_the_worker_or_cancelled, T_MEM)
 	EXPECT_EQ(sframe_run__frames_remove(&f, im.eh_frame), 1);
 	EXPECT_EQ(f.nr, 0);
 	EXPECT_EQ(f.nr_published, 1);
+	sframe_run__frames_fini(&f);
+	jit_image_free(&im);
+}
+
+struct worker_arg {
+	struct sframe_run_frames *f;
+	atomic_bool stop;
+};
+
+static void *worker_loop(void *p)
+{
+	struct worker_arg *w = p;
+	struct timespec nap = { .tv_nsec = 10000 };
+
+	while (!atomic_load(&w->stop))
+		if (!sframe_run__frames_work(w->f))
+			nanosleep(&nap, NULL);
+	return NULL;
+}
+
+TEST(deregistrations_racing_the_worker_leave_nothing_behind, T_MEM)
+{
+	struct worker_arg w = { 0 };
+	struct sframe_run_frames f;
+	struct jit_image im;
+	uint32_t removed = 0;
+	pthread_t tid;
+	int i;
+
+	image_get(&im);
+	sframe_run__frames_init(&f, &sframe_run__private_ops);
+	w.f = &f;
+	ASSERT_EQ(pthread_create(&tid, NULL, worker_loop, &w), 0);
+	for (i = 0; i < 300; i++) {
+		ASSERT_EQ(sframe_run__frames_add(&f, im.eh_frame, im.eh_frame), 0);
+		/* Now before the worker's turn, now during it, now after. */
+		if (i % 5 == 0)
+			nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+		else if (i % 3)
+			sched_yield();
+		removed += sframe_run__frames_remove(&f, im.eh_frame);
+	}
+	atomic_store(&w.stop, true);
+	pthread_join(tid, NULL);
+	EXPECT_EQ(f.nr, 0);
+	EXPECT_EQ(f.nr_pending, 0);
+	EXPECT_EQ(f.nr_published, removed);
+	EXPECT_EQ(f.nr_unpublished, removed);
+	EXPECT_EQ(f.nr_published + f.nr_cancelled, 300);
+	test_log("%u published by the worker, %llu cancelled", removed,
+		 (unsigned long long)f.nr_cancelled);
 	sframe_run__frames_fini(&f);
 	jit_image_free(&im);
 }
