@@ -26,7 +26,6 @@
 
 #include "../tests/jit_image.h"
 
-
 static double now_ns(void)
 {
 	struct timespec ts;
