@@ -48,6 +48,8 @@ struct jit_descriptor {
 
 /* Entries of one list walked at most: a bound for a corrupt one. */
 #define MAX_ENTRIES		(1024u * 1024)
+/* An object's image at most: a bound for a corrupt entry. */
+#define MAX_IMAGE		(1ull << 30)
 /* Objects whose names are looked up for a descriptor. */
 #define MAX_OBJECTS		1024
 
@@ -311,7 +313,8 @@ static void desc_walk(struct sframe_run_gdbjit *g,
 	if (d->version != 1)
 		return;
 	for (e = d->first_entry; e && n < MAX_ENTRIES; e = e->next_entry, n++) {
-		if (!e->symfile_addr || !e->symfile_size)
+		if (!e->symfile_addr || e->symfile_size < EI_NIDENT ||
+		    e->symfile_size > MAX_IMAGE)
 			continue;
 		o = obj_find(g, e->symfile_addr, e->symfile_size);
 		if (o)
@@ -364,16 +367,15 @@ static bool descs_changed(struct sframe_run_gdbjit *g)
 	return changed;
 }
 
-static void poll_locked(struct sframe_run_gdbjit *g, bool full)
+/* With @find, look the descriptors up first; with @walk, walk anyway. */
+static void poll_locked(struct sframe_run_gdbjit *g, bool find, bool walk)
 {
 	uint32_t i;
 
-	if (full) {
+	if (find)
 		descs_find(g);
-		descs_changed(g);
-	} else if (!descs_changed(g)) {
+	if (!descs_changed(g) && !walk)
 		return;
-	}
 	for (i = 0; i < g->nr; i++)
 		g->objs[i].seen = false;
 	for (i = 0; i < g->nr_descs; i++)
@@ -394,7 +396,22 @@ static void poll_locked(struct sframe_run_gdbjit *g, bool full)
 void sframe_run__gdbjit_poll(struct sframe_run_gdbjit *g)
 {
 	pthread_mutex_lock(&g->lock);
-	poll_locked(g, true);
+	poll_locked(g, true, true);
+	pthread_mutex_unlock(&g->lock);
+}
+
+/**
+ * sframe_run__gdbjit_walk() - walk the lists of the descriptors known
+ * @g: the follower.
+ *
+ * As sframe_run__gdbjit_poll() without looking the descriptors up,
+ * which opens handles of objects: for exit, where the loader is
+ * unloading them.
+ */
+void sframe_run__gdbjit_walk(struct sframe_run_gdbjit *g)
+{
+	pthread_mutex_lock(&g->lock);
+	poll_locked(g, false, true);
 	pthread_mutex_unlock(&g->lock);
 }
 
@@ -433,6 +450,6 @@ void sframe_run__gdbjit_poll_quick(struct sframe_run_gdbjit *g)
 	if (descs_unchanged(g))
 		return;
 	pthread_mutex_lock(&g->lock);
-	poll_locked(g, false);
+	poll_locked(g, false, false);
 	pthread_mutex_unlock(&g->lock);
 }

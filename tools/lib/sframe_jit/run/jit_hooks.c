@@ -454,11 +454,16 @@ void sframe_run__hooks_poll(void)
 
 /*
  * The perf map must name the code that is still registered at exit, as
- * an MCJIT that never deregisters leaves it.
+ * an MCJIT that never deregisters leaves it.  No lookup of descriptors:
+ * it would open handles of objects the loader is unloading.
  */
 __attribute__((destructor)) static void hooks_exit(void)
 {
-	sframe_run__hooks_poll();
+	int saved = errno;
+
+	if (active && !in_real)
+		sframe_run__gdbjit_walk(&gdbjit);
+	errno = saved;
 }
 
 /**

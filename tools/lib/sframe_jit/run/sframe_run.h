@@ -380,6 +380,7 @@ void sframe_run__gdbjit_fini(struct sframe_run_gdbjit *g);
 int sframe_run__gdbjit_watch(struct sframe_run_gdbjit *g, const void *desc);
 void sframe_run__gdbjit_poll(struct sframe_run_gdbjit *g);
 void sframe_run__gdbjit_poll_quick(struct sframe_run_gdbjit *g);
+void sframe_run__gdbjit_walk(struct sframe_run_gdbjit *g);
 
 void sframe_run__hooks_init(const struct sframe_run_ops *ops, bool verbose);
 void sframe_run__hooks_poll(void);
