@@ -49,7 +49,7 @@ struct jit_descriptor {
 /* Entries of one list walked at most: a bound for a corrupt one. */
 #define MAX_ENTRIES		(1024u * 1024)
 /* An object's image at most: a bound for a corrupt entry. */
-#define MAX_IMAGE		(1ull << 30)
+#define MAX_IMAGE		(1024ull * 1024 * 1024)
 /* Objects whose names are looked up for a descriptor. */
 #define MAX_OBJECTS		1024
 
