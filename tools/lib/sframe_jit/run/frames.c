@@ -163,6 +163,16 @@ static int frames_add_sync(struct sframe_run_frames *f, const void *key,
 }
 
 /*
+ * Changed under the lock, read without it by sframe_run__frames_work(),
+ * so that a worker with nothing to do leaves the lock's cache line to
+ * the JIT's thread.
+ */
+static void pending_add(struct sframe_run_frames *f, int d)
+{
+	__atomic_store_n(&f->nr_pending, f->nr_pending + d, __ATOMIC_RELAXED);
+}
+
+/*
  * Room at the queue's tail: moved down first if the worker took half of
  * it, so that each entry moves at most once on average.
  */
@@ -210,7 +220,7 @@ int sframe_run__frames_add(struct sframe_run_frames *f, const void *key,
 		e->begin = begin;
 		e->id = f->next_id++;
 		e->state = SFRAME_RUN_FRAME_PENDING;
-		f->nr_pending++;
+		pending_add(f, 1);
 		if (f->waiting)
 			pthread_cond_signal(&f->queued);
 	}
@@ -229,7 +239,7 @@ static bool queue_pop(struct sframe_run_frames *f)
 			continue;
 		f->busy = *e;
 		f->busy.state = SFRAME_RUN_FRAME_BUSY;
-		f->nr_pending--;
+		pending_add(f, -1);
 		return true;
 	}
 	f->q_head = 0;
@@ -242,7 +252,8 @@ static bool queue_pop(struct sframe_run_frames *f)
  * @f: the table.
  *
  * Each queued section is converted and published without the lock, as
- * @f->busy meanwhile, so that a deregistration of it waits.
+ * @f->busy meanwhile, so that a deregistration of it waits.  An empty
+ * queue is seen without the lock.
  *
  * Return: the number of sections taken from the queue.
  */
@@ -252,6 +263,8 @@ uint32_t sframe_run__frames_work(struct sframe_run_frames *f)
 	uint32_t n = 0;
 	int err;
 
+	if (!__atomic_load_n(&f->nr_pending, __ATOMIC_RELAXED))
+		return 0;
 	pthread_mutex_lock(&f->lock);
 	while (queue_pop(f)) {
 		pthread_mutex_unlock(&f->lock);
@@ -300,7 +313,7 @@ void sframe_run__frames_forked(struct sframe_run_frames *f)
 	if (f->busy.state == SFRAME_RUN_FRAME_BUSY && !queue_room(f)) {
 		f->queue[f->q_nr] = f->busy;
 		f->queue[f->q_nr++].state = SFRAME_RUN_FRAME_PENDING;
-		f->nr_pending++;
+		pending_add(f, 1);
 	}
 	f->busy.state = SFRAME_RUN_FRAME_LIVE;
 	f->waiting = false;
@@ -335,7 +348,7 @@ static void queue_cancel(struct sframe_run_frames *f, const void *key)
 		if (!f->queue[i].begin || f->queue[i].key != key)
 			continue;
 		f->queue[i].begin = NULL;
-		f->nr_pending--;
+		pending_add(f, -1);
 		f->nr_cancelled++;
 	}
 }
