@@ -542,6 +542,34 @@ const char *sframe_jit_cfi_reason_str(unsigned int reason)
 	return reason < SFRAME_JIT_CFI_NR_REASONS ? reason_names[reason] : NULL;
 }
 
+/**
+ * sframe_jit__cfi_clip() - keep one FDE's function of a converted table
+ * @cfi: the table.
+ * @lo: the FDE's first address.
+ * @hi: its end.
+ *
+ * For a table converted from more FDEs than a caller asked for (the
+ * entries between a lone FDE and its CIE): the counts become those of
+ * one FDE, and the rows of the others stay, unused.
+ */
+void sframe_jit__cfi_clip(struct sframe_jit_cfi *cfi, uint64_t lo,
+			  uint64_t hi)
+{
+	uint32_t i, n = 0;
+
+	cfi->nr_func_rows = 0;
+	for (i = 0; i < cfi->nr_funcs; i++) {
+		if (cfi->funcs[i].start < lo ||
+		    cfi->funcs[i].start + cfi->funcs[i].size > hi)
+			continue;
+		cfi->nr_func_rows += cfi->funcs[i].nr_rows;
+		cfi->funcs[n++] = cfi->funcs[i];
+	}
+	cfi->nr_funcs = n;
+	cfi->nr_fdes = 1;
+	memset(cfi->nr_unsupported, 0, sizeof(cfi->nr_unsupported));
+}
+
 int sframe_jit_import_cfi(struct sframe_jit *reg,
 			  const struct sframe_jit_cfi *cfi, uint64_t load_bias)
 {

@@ -329,6 +329,10 @@ int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
 
+/* Keep the function of the FDE at [lo, hi) alone; cfi.c. */
+void sframe_jit__cfi_clip(struct sframe_jit_cfi *cfi, uint64_t lo,
+			  uint64_t hi);
+
 /* The size rules of an options structure. */
 int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
 			   size_t known);

@@ -2,7 +2,9 @@
 /*
  * libsframe_run.so, which sframe-run puts in LD_PRELOAD: registers the
  * unwind tables of every object the process loads, at start-up and at
- * each dlopen(), and unregisters them at dlclose().
+ * each dlopen(), and unregisters them at dlclose(); and those of the
+ * code JITs register with libgcc and announce to debuggers
+ * (jit_hooks.c).
  *
  * Why LD_PRELOAD and not LD_AUDIT, why a thread at start-up, and what
  * happens at fork() and exec: Documentation/sframe_jit.rst, "sframe-run".
@@ -102,6 +104,7 @@ static void update(void)
 	inside = true;
 	sframe_run__tracker_sync(&tracker);
 	sframe_run__tracker_work(&tracker, false);
+	sframe_run__hooks_poll();
 	inside = false;
 	errno = saved;
 }
@@ -157,15 +160,18 @@ static bool worker_start(void)
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&tracker.lock);
+	sframe_run__hooks_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+	sframe_run__hooks_fork_parent();
 	pthread_mutex_unlock(&tracker.lock);
 }
 
 static void fork_child(void)
 {
+	sframe_run__hooks_fork_child();
 	sframe_run__tracker_forked(&tracker);
 }
 
@@ -198,6 +204,7 @@ __attribute__((constructor)) static void sframe_run_init(void)
 		tracker.report = report;
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
 		goto out;
+	sframe_run__hooks_init(ops, verbose);
 	active = true;
 	inside = true;
 	sframe_run__tracker_sync(&tracker);

@@ -12,11 +12,17 @@
  *               into the kernel, and out again;
  *   tracker.c   which objects are registered, kept in step with the
  *               snapshots, with the conversions done outside its lock;
- *   preload.c   the process: start-up, dlopen()/dlclose(), fork().
+ *   preload.c   the process: start-up, dlopen()/dlclose(), fork();
+ *   eh_blob.c   the raw .eh_frame a JIT registers, converted;
+ *   frames.c    what JITs register through __register_frame() and its
+ *               kin, published for as long as it stays registered;
+ *   gdbjit.c    the objects of the GDB JIT interface: their names in
+ *               the perf map, their rows where they have their own;
+ *   jit_hooks.c the __register_frame() family, passed on to libgcc.
  *
- * A producer of rows other than an object's CFI (a later
- * __register_frame() interposer) publishes a range through
- * sframe_run__publish_cfi() and unpublishes it as publish.c does.
+ * A producer of rows other than an object's CFI publishes a range
+ * through sframe_run__publish_cfi() and unpublishes it as publish.c
+ * does.
  */
 #ifndef __SFRAME_RUN_H
 #define __SFRAME_RUN_H
@@ -207,5 +213,179 @@ uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t, bool all);
 void sframe_run__tracker_defer(struct sframe_run_tracker *t);
 void sframe_run__tracker_forked(struct sframe_run_tracker *t);
 uint32_t sframe_run__tracker_live(struct sframe_run_tracker *t);
+
+int sframe_run__blob_convert(const void *begin, struct sframe_jit_cfi **cfip,
+			     uint64_t *startp, uint64_t *endp);
+
+/* Registrations a deregistration may leave in the kernel (keep policy). */
+#define SFRAME_RUN_MAX_KEPT	64
+/* Registrations a deregistration takes out of the table at a time. */
+#define SFRAME_RUN_TAKE_BATCH	16
+
+/* States of a registered section. */
+enum sframe_run_frame_state {
+	SFRAME_RUN_FRAME_PENDING,	/* in the worker's queue */
+	SFRAME_RUN_FRAME_BUSY,		/* the worker converts it, unlocked */
+	SFRAME_RUN_FRAME_LIVE,		/* published: see its reg */
+	SFRAME_RUN_FRAME_KEPT,		/* deregistered, kept published */
+};
+
+/**
+ * struct sframe_run_frame - the code of one section a JIT registered
+ * @key: the pointer its deregistration names.
+ * @begin: the section, or the lone FDE.
+ * @reg: its registration, once SFRAME_RUN_FRAME_LIVE or _KEPT.
+ * @id: its order of arrival: the oldest kept one goes first.
+ * @state: SFRAME_RUN_FRAME_*.
+ */
+struct sframe_run_frame {
+	const void *key;
+	const void *begin;
+	struct sframe_run_reg reg;
+	uint64_t id;
+	enum sframe_run_frame_state state;
+};
+
+/**
+ * struct sframe_run_frames - the code registered through __register_frame()
+ * @lock: guards the fields below but @ops, @sync, @keep and @report,
+ *	which are set before the first call; never held across a
+ *	conversion.
+ * @queued: signalled when a section is queued and @waiting is set.
+ * @done: broadcast when the worker finishes a busy section.
+ * @ops: how ranges reach the kernel.
+ * @frames: the live and kept registrations.
+ * @nr: their number.
+ * @cap: room at @frames.
+ * @queue: the sections queued for the worker, from @q_head to @q_nr;
+ *	a cancelled one has no @begin.
+ * @q_head: the next one.
+ * @q_nr: the end of the queue.
+ * @q_cap: room at @queue.
+ * @busy: the section the worker converts, while its state is
+ *	SFRAME_RUN_FRAME_BUSY.
+ * @next_id: the next registration's @id.
+ * @nr_pending: sections queued and not cancelled.
+ * @nr_kept: kept ones among @frames.
+ * @waiting: the worker waits on @queued.
+ * @sync: publish in the registering thread (SFRAME_RUN_SYNC=1).
+ * @keep: keep registrations past their deregistration
+ *	(SFRAME_RUN_KEEP_DEREGISTERED=1).
+ * @report: called for each section converted (with its @reg, whose
+ *	kind says whether it was published) and deregistered, if set.
+ * @nr_published: registrations made.
+ * @nr_unpublished: registrations ended by a deregistration.
+ * @nr_cancelled: queued sections deregistered before their turn.
+ */
+struct sframe_run_frames {
+	pthread_mutex_t lock;
+	pthread_cond_t queued;
+	pthread_cond_t done;
+	const struct sframe_run_ops *ops;
+	struct sframe_run_frame *frames;
+	uint32_t nr;
+	uint32_t cap;
+	struct sframe_run_frame *queue;
+	uint32_t q_head;
+	uint32_t q_nr;
+	uint32_t q_cap;
+	struct sframe_run_frame busy;
+	uint64_t next_id;
+	uint32_t nr_pending;
+	uint32_t nr_kept;
+	bool waiting;
+	bool sync;
+	bool keep;
+	void (*report)(const void *begin, const struct sframe_run_reg *reg,
+		       bool gone);
+	uint64_t nr_published;
+	uint64_t nr_unpublished;
+	uint64_t nr_cancelled;
+};
+
+void sframe_run__frames_init(struct sframe_run_frames *f,
+			     const struct sframe_run_ops *ops);
+void sframe_run__frames_fini(struct sframe_run_frames *f);
+int sframe_run__frames_add(struct sframe_run_frames *f, const void *key,
+			   const void *begin);
+uint32_t sframe_run__frames_remove(struct sframe_run_frames *f,
+				   const void *key);
+uint32_t sframe_run__frames_work(struct sframe_run_frames *f);
+void sframe_run__frames_wait(struct sframe_run_frames *f);
+void sframe_run__frames_forked(struct sframe_run_frames *f);
+
+/* GDB JIT descriptors followed at most, one per defining object. */
+#define SFRAME_RUN_MAX_DESCS	8
+
+/**
+ * struct sframe_run_gdbobj - one object of the GDB JIT interface
+ * @image: its ELF image, as the JIT's entry gives it.
+ * @size: the image's size.
+ * @reg: its rows' registration, SFRAME_RUN_NONE for an object whose
+ *	rows come through __register_frame() (see gdbjit.c).
+ * @nr_names: its functions written to the perf map.
+ * @seen: scratch of a poll.
+ */
+struct sframe_run_gdbobj {
+	const void *image;
+	uint64_t size;
+	struct sframe_run_reg reg;
+	uint32_t nr_names;
+	bool seen;
+};
+
+/**
+ * struct sframe_run_gdbjit - the objects that JITs announce to debuggers
+ * @lock: guards everything below but @ops, @perf_map_path and
+ *	@report; held across a poll, which converts.
+ * @ops: how ranges reach the kernel.
+ * @descs: the jit_descriptor structures followed.
+ * @nr_descs: their number.
+ * @nr_watched: the first of them, given by sframe_run__gdbjit_watch().
+ * @marks: what each of @descs held at the last walk.
+ * @descs_gen: sframe_run__gen() when @descs were looked up; 0 before.
+ * @objs: the objects of the last poll.
+ * @nr: their number.
+ * @cap: room at @objs.
+ * @pm: the perf map that their names go to.
+ * @pm_open: @pm is open.
+ * @perf_map_path: the perf map's file, NULL for /tmp/perf-PID.map.
+ * @report: called for each object found and gone, if set.
+ */
+struct sframe_run_gdbjit {
+	pthread_mutex_t lock;
+	const struct sframe_run_ops *ops;
+	const void *descs[SFRAME_RUN_MAX_DESCS];
+	uint32_t nr_descs;
+	uint32_t nr_watched;
+	struct {
+		const void *first;
+		const void *relevant;
+		uint32_t action;
+	} marks[SFRAME_RUN_MAX_DESCS];
+	uint64_t descs_gen;
+	struct sframe_run_gdbobj *objs;
+	uint32_t nr;
+	uint32_t cap;
+	struct sframe_jit_perf_map pm;
+	bool pm_open;
+	const char *perf_map_path;
+	void (*report)(const struct sframe_run_gdbobj *o, bool gone);
+};
+
+void sframe_run__gdbjit_init(struct sframe_run_gdbjit *g,
+			     const struct sframe_run_ops *ops,
+			     const char *perf_map_path);
+void sframe_run__gdbjit_fini(struct sframe_run_gdbjit *g);
+int sframe_run__gdbjit_watch(struct sframe_run_gdbjit *g, const void *desc);
+void sframe_run__gdbjit_poll(struct sframe_run_gdbjit *g);
+void sframe_run__gdbjit_poll_quick(struct sframe_run_gdbjit *g);
+void sframe_run__gdbjit_walk(struct sframe_run_gdbjit *g);
+
+void sframe_run__hooks_init(const struct sframe_run_ops *ops, bool verbose);
+void sframe_run__hooks_poll(void);
+void sframe_run__hooks_fork_prepare(void);
+void sframe_run__hooks_fork_parent(void);
+void sframe_run__hooks_fork_child(void);
 
 #endif /* __SFRAME_RUN_H */

@@ -1,0 +1,186 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# sframe-run and JIT code in the test kernel (mk/layers/62-sframe_run_jit
+# runs it in the VM): tests/jit_path.c, compiled to LLVM IR without
+# frame pointers, run by lli-14 with MCJIT and with ORC (its default),
+# under sframe-run with perf record.  lli hands each object's .eh_frame
+# to __register_frame() and a copy of the object to the GDB JIT
+# interface; sframe-run registers the first's rows and writes the
+# second's names to /tmp/perf-PID.map.
+#
+# With --call-graph=sframe every sample in leaf must have the stack
+#
+#   leaf func_b func_a main   the JIT's code, named by the perf map
+#   ...                       lli-14 and libLLVM-14, every frame named
+#   main                      lli-14's
+#   __libc_start_call_main    libc's
+#
+# (SFRAME_RUN_SYNC=1: the objects' tables and the JIT's rows registered
+# before the code runs), and with --call-graph=fp almost none may: the
+# JIT's code has no frame pointers, so the test fails if the rows were
+# not there or not used.  In sframe-run's default mode, where a worker
+# publishes the JIT's rows and the start-up thread the objects' tables,
+# leaf func_b func_a main must start nearly every stack (lli's own
+# tables may still be converting).
+#
+#   sframe_run_jit_vm.sh OUTPUT_DIR PERF
+#
+# OUTPUT_DIR is the library's build directory (sframe-run, and
+# test-bin/jit_path.ll).  Ends with "N passed, N failed".
+set -uo pipefail
+
+out=$1
+perf=$2
+run=$out/sframe-run
+ll=$out/test-bin/jit_path.ll
+tmp=${SCRATCH:-/tmp}/sframe-run-jit
+# leaf's rounds: a second or two of samples under software emulation.
+rounds=${JIT_PATH_ROUNDS:-120000000}
+min_samples=100
+max_fallback=10
+min_jit=90
+passed=0
+failed=0
+
+result() {
+	if [ "$1" = 0 ]; then
+		echo "ok - $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+# record NAME MODE CMD...: perf script -F ip,sym,dso of a recording in
+# $tmp/NAME.script, sframe-run's verbose lines in $tmp/NAME.log.
+record() {
+	local name=$1 mode=$2
+
+	shift 2
+	SFRAME_RUN_VERBOSE=1 "$perf" record -q -N -B -e task-clock:u \
+		-c 500000 --call-graph="$mode" -o "$tmp/$name.data" -- "$@" \
+		> "$tmp/$name.log" 2>&1 || {
+		cat "$tmp/$name.log"
+		return 1
+	}
+	"$perf" script -i "$tmp/$name.data" -F ip,sym,dso \
+		> "$tmp/$name.script" 2> "$tmp/$name.script.err"
+}
+
+# paths NAME [JIT_ONLY]: "exact total", the samples whose first frame
+# is leaf and of them those with the whole stack above (with JIT_ONLY=1,
+# the JIT's four frames); the commonest stack of the exact ones goes to
+# $tmp/NAME.path.
+paths() {
+	awk -v path="$tmp/$1.path" -v jit_only="${2:-0}" '
+	function sym(line,    s) {
+		s = line
+		sub(/^[ \t]*[0-9a-f]+ /, "", s)
+		sub(/ \([^()]*\)$/, "", s)
+		sub(/\+0x[0-9a-f]+$/, "", s)
+		return s
+	}
+	function dso(line) {
+		if (match(line, /\([^()]*\)$/))
+			return substr(line, RSTART + 1, RLENGTH - 2)
+		return ""
+	}
+	function exact(    i, want) {
+		split("leaf func_b func_a main", want, " ")
+		for (i = 1; i <= 4; i++)
+			if (sym($i) != want[i] || dso($i) !~ /\/perf-[0-9]+\.map$/)
+				return 0
+		if (jit_only)
+			return 1
+		for (i = 5; i < NF; i++) {
+			if (sym($i) == "main" && dso($i) ~ /\/lli$/ &&
+			    sym($(i + 1)) == "__libc_start_call_main" &&
+			    dso($(i + 1)) ~ /\/libc\.so\.6$/)
+				return 1
+			if (sym($i) == "[unknown]" ||
+			    dso($i) !~ /\/(lli|libLLVM-14\.so\.1)$/)
+				return 0
+		}
+		return 0
+	}
+	BEGIN { RS = ""; FS = "\n" }
+	{
+		if (sym($1) != "leaf")
+			next
+		total++
+		if (!exact())
+			next
+		n++
+		s = ""
+		for (i = 1; i <= NF; i++)
+			s = s sym($i) " "
+		seen[s]++
+	}
+	END {
+		for (s in seen)
+			if (seen[s] > best) {
+				best = seen[s]
+				top = s
+			}
+		print top > path
+		printf "%d %d\n", n, total
+	}' "$tmp/$1.script"
+}
+
+check() {
+	local name=$1 what=$2 want=$3 e t pct
+
+	if [ "$want" = jit ]; then
+		read -r e t <<< "$(paths "$name" 1)"
+		pct=$((t ? 100 * e / t : 0))
+		echo "# $what: $e of $t samples in leaf start with the JIT's four frames ($pct%)"
+		[ "$t" -ge "$min_samples" ] && [ "$pct" -ge "$min_jit" ]
+		result $? "$what: at least $min_jit% of samples in leaf start with leaf func_b func_a main"
+		return
+	fi
+	read -r e t <<< "$(paths "$name")"
+	pct=$((t ? 100 * e / t : 0))
+	echo "# $what: $e of $t samples in leaf have the whole stack ($pct%)"
+	if [ "$want" = all ]; then
+		[ -s "$tmp/$name.path" ] && echo "# stack: $(cat "$tmp/$name.path")"
+		[ "$t" -ge "$min_samples" ] && [ "$e" = "$t" ]
+		result $? "$what: every sample in leaf has the whole stack"
+	else
+		[ "$t" -ge "$min_samples" ] && [ "$pct" -le "$max_fallback" ]
+		result $? "$what: at most $max_fallback% of samples in leaf have it"
+	fi
+}
+
+# registered NAME: sframe-run took lli's code from both interfaces.
+registered() {
+	grep -q '^sframe-run: + frame .* jit [1-9][0-9]* of' "$tmp/$1.log" &&
+	grep -q '^sframe-run: + gdb jit object .* [1-9][0-9]* names' "$tmp/$1.log"
+}
+
+for kind in mcjit orc; do
+	if [ $kind = mcjit ]; then
+		cmd=(lli-14 -jit-kind=mcjit "$ll" "$rounds")
+	else
+		cmd=(lli-14 "$ll" "$rounds")
+	fi
+	what="lli-14 ($kind)"
+	if SFRAME_RUN_SYNC=1 record $kind-sframe sframe "$run" "${cmd[@]}" &&
+	   record $kind-fp fp "$run" "${cmd[@]}" &&
+	   record $kind-worker sframe "$run" "${cmd[@]}"; then
+		registered $kind-sframe
+		result $? "$what: __register_frame() and GDB JIT objects registered"
+		check $kind-sframe "$what, --call-graph=sframe" all
+		check $kind-fp "$what, --call-graph=fp" few
+		check $kind-worker "$what, sframe-run's worker, --call-graph=sframe" jit
+	else
+		result 1 "perf record of $what"
+	fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
