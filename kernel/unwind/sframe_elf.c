@@ -65,8 +65,9 @@ sframe_elf_find(const struct sframe_elf_key *key, unsigned long size)
 	spin_lock_irqsave(&sframe_elf_lock, flags);
 	hash_for_each_possible(sframe_elf_shared, elf, node,
 			       sframe_elf_hash(key, size)) {
-		if (sframe_elf_key_eq(elf, key, size)) {
-			refcount_inc(&elf->ref);
+		/* A copy whose last reference is going is not found. */
+		if (sframe_elf_key_eq(elf, key, size) &&
+		    refcount_inc_not_zero(&elf->ref)) {
 			found = elf;
 			break;
 		}
@@ -273,8 +274,13 @@ void sframe_elf_put(struct sframe_elf_copy *elf)
 {
 	unsigned long flags;
 
-	if (!refcount_dec_and_lock_irqsave(&elf->ref, &sframe_elf_lock, &flags))
+	/*
+	 * sframe_elf_find() skips a copy at zero references, so the table
+	 * may hold it until the lock is taken here.
+	 */
+	if (!refcount_dec_and_test(&elf->ref))
 		return;
+	spin_lock_irqsave(&sframe_elf_lock, flags);
 	if (!hlist_unhashed(&elf->node))
 		hash_del(&elf->node);
 	spin_unlock_irqrestore(&sframe_elf_lock, flags);
