@@ -16,7 +16,6 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,25 +138,10 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* As the start-up thread: detached, every signal blocked. */
+/* A thread of sframe-run's own, as the start-up thread is. */
 static bool worker_create(void)
 {
-	pthread_attr_t attr;
-	sigset_t all, old;
-	pthread_t tid;
-	int err;
-
-	if (pthread_attr_init(&attr))
-		return false;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&tid, &attr, worker, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (!err)
-		pthread_setname_np(tid, "sframe-run-jit");
-	return !err;
+	return sframe_run__thread(worker, "sframe-run-jit");
 }
 
 /* The worker, started at the first registration; without it, publish now. */

@@ -16,7 +16,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,27 +133,11 @@ static void *worker(void *arg)
 
 /*
  * The start-up work on a thread of its own, so that the program starts
- * while the big objects convert; with every signal blocked, so that the
- * program's signals go to its own threads.
+ * while the big objects convert.
  */
 static bool worker_start(void)
 {
-	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t tid;
-	int err;
-
-	if (pthread_attr_init(&attr))
-		return false;
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(&tid, &attr, worker, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	if (!err)
-		pthread_setname_np(tid, "sframe-run");
-	return !err;
+	return sframe_run__thread(worker, "sframe-run");
 }
 
 static void fork_prepare(void)

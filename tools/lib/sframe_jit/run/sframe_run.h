@@ -138,6 +138,8 @@ struct sframe_run_prep {
 void sframe_run__prepare(const struct sframe_run_obj *obj,
 			 struct sframe_run_prep *prep);
 void sframe_run__prep_free(struct sframe_run_prep *prep);
+
+bool sframe_run__thread(void *(*fn)(void *arg), const char *name);
 void sframe_run__publish(const struct sframe_run_ops *ops,
 			 const struct sframe_run_obj *obj,
 			 struct sframe_run_prep *prep,
