@@ -29,22 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gdb_jit.h"
 #include "sframe_run.h"
-
-/* As GDB's manual ("JIT Interface") fixes them. */
-struct jit_code_entry {
-	struct jit_code_entry *next_entry;
-	struct jit_code_entry *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-	uint32_t version;
-	uint32_t action_flag;
-	struct jit_code_entry *relevant_entry;
-	struct jit_code_entry *first_entry;
-};
 
 /* Entries of one list walked at most: a bound for a corrupt one. */
 #define MAX_ENTRIES		(1024u * 1024)

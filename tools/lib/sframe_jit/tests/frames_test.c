@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../run/gdb_jit.h"
 #include "../run/sframe_run.h"
 #include "jit_image.h"
 #include "test.h"
@@ -296,20 +297,6 @@ TEST(an_overlapping_frame_replaces_only_a_kept_one, T_KERNEL)
 	jit_image_free(&im);
 }
 
-/* The GDB JIT interface, as GDB's manual fixes it. */
-struct jit_code_entry {
-	struct jit_code_entry *next_entry;
-	struct jit_code_entry *prev_entry;
-	const char *symfile_addr;
-	uint64_t symfile_size;
-};
-
-struct jit_descriptor {
-	uint32_t version;
-	uint32_t action_flag;
-	struct jit_code_entry *relevant_entry;
-	struct jit_code_entry *first_entry;
-};
 
 /*
  * The relocatable fixture with its .text "loaded" at @addr: LLVM's copy
