@@ -25,17 +25,17 @@ struct vm_area_struct;
 
 /* What a registered code range is described by. */
 enum sframe_region_kind {
-	SFRAME_REGION_JIT,
 	SFRAME_REGION_ELF,
+	SFRAME_REGION_JIT,
 };
 
 /**
  * struct sframe_region - one entry of a process's index of code ranges
  * @start: first byte of the range.
  * @end: end of the range (exclusive).
- * @kind: which of @jit and @elf is valid.
- * @jit: the JIT registry that describes the range.
+ * @kind: which member of the union is valid.
  * @elf: the ELF section that describes the range.
+ * @jit: the JIT registry that describes the range.
  * @bias: for @elf, where this process has the section less where the
  *	copy's table has it: processes sharing a copy map it at different
  *	addresses.
@@ -48,8 +48,8 @@ struct sframe_region {
 	unsigned long end;
 	enum sframe_region_kind kind;
 	union {
-		struct sframe_jit_reg *jit;
 		struct sframe_elf_copy *elf;
+		struct sframe_jit_reg *jit;
 	};
 	unsigned long bias;
 	struct rcu_head rcu;

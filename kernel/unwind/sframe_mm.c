@@ -141,11 +141,15 @@ int sframe_index_insert(struct sframe_mm *smm, struct sframe_region *r)
  */
 void sframe_region_detach(struct sframe_region *r)
 {
-	if (r->kind == SFRAME_REGION_JIT) {
+	switch (r->kind) {
+	case SFRAME_REGION_ELF:
+		sframe_elf_put(r->elf);
+		break;
+	/* The registry has no index entry now; it may stay mapped. */
+	case SFRAME_REGION_JIT:
 		r->jit->region = NULL;
 		sframe_jit_put(r->jit);
-	} else {
-		sframe_elf_put(r->elf);
+		break;
 	}
 	kfree_rcu(r, rcu);
 }
@@ -186,6 +190,26 @@ struct sframe_region *sframe_index_exact(struct sframe_mm *smm,
 	return r;
 }
 
+/* fork: the child's entry shares the parent's section copy. */
+static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
+{
+	struct sframe_region *nr = sframe_region_new(r->start, r->end);
+	int err;
+
+	if (!nr)
+		return -ENOMEM;
+	nr->kind = SFRAME_REGION_ELF;
+	nr->elf = r->elf;
+	nr->bias = r->bias;
+	refcount_inc(&nr->elf->ref);
+	err = sframe_index_insert(smm, nr);
+	if (err) {
+		sframe_elf_put(nr->elf);
+		kfree(nr);
+	}
+	return err;
+}
+
 /*
  * fork: the child's mapping of a registry gets its own registry
  * (sframe_jit_fork()), registered in the child if the parent's is.
@@ -219,23 +243,25 @@ static int sframe_fork_jit(struct sframe_mm *smm, struct mm_struct *mm,
 	return 0;
 }
 
-static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
+/*
+ * Every JIT registry the child maps gets its own copy of the pages at
+ * the same address, registered if the parent's is, or past the
+ * locked-memory limit ordinary memory in its place.
+ */
+static int sframe_fork_jits(struct sframe_mm *smm, struct mm_struct *mm)
 {
-	struct sframe_region *nr = sframe_region_new(r->start, r->end);
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
 	int err;
 
-	if (!nr)
-		return -ENOMEM;
-	nr->kind = SFRAME_REGION_ELF;
-	nr->elf = r->elf;
-	nr->bias = r->bias;
-	refcount_inc(&nr->elf->ref);
-	err = sframe_index_insert(smm, nr);
-	if (err) {
-		sframe_elf_put(nr->elf);
-		kfree(nr);
+	for_each_vma(vmi, vma) {
+		if (!sframe_jit_is_mapping(vma))
+			continue;
+		err = sframe_fork_jit(smm, mm, vma);
+		if (err)
+			return err;
 	}
-	return err;
+	return 0;
 }
 
 /**
@@ -243,19 +269,14 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
  * @oldmm: the parent's mm.
  * @mm: the child's mm, whose mappings dup_mmap() has just copied.
  *
- * Called by dup_mmap() with both mmap locks held for writing.  Every JIT
- * registry the child maps gets its own copy of the pages at the same
- * address, registered if the parent's is, or past the locked-memory
- * limit ordinary memory in its place; ELF registrations share the
- * parent's immutable copy.
+ * Called by dup_mmap() with both mmap locks held for writing.  ELF
+ * registrations share the parent's immutable section copy.
  *
  * Return: 0 or -ENOMEM, which fails the fork.
  */
 int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
 {
-	VMA_ITERATOR(vmi, mm, 0);
 	struct sframe_mm *old = sframe_mm_locked(oldmm), *smm;
-	struct vm_area_struct *vma;
 	struct sframe_region *r;
 	unsigned long index = 0;
 	int err;
@@ -266,13 +287,10 @@ int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
 	smm = sframe_mm_get(mm);
 	if (!smm)
 		return -ENOMEM;
-	for_each_vma(vmi, vma) {
-		if (!sframe_jit_is_mapping(vma))
-			continue;
-		err = sframe_fork_jit(smm, mm, vma);
-		if (err)
-			return err;
-	}
+	/* Registries are found by their mappings, which fork copied. */
+	err = sframe_fork_jits(smm, mm);
+	if (err)
+		return err;
 	mt_for_each(&old->index, r, index, ULONG_MAX) {
 		if (r->kind != SFRAME_REGION_ELF)
 			continue;

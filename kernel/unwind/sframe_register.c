@@ -26,6 +26,10 @@ static bool sframe_range_ok(u64 start, u64 end)
 	return start < end && end <= TASK_SIZE;
 }
 
+/*
+ * JIT registries: SFRAME_REGISTER_JIT makes one, SFRAME_REPLACE_JIT a
+ * larger one for the same range.
+ */
 static int sframe_check_jit_args(const struct sframe_jit_args *args)
 {
 	if (args->flags || args->reserved)
@@ -277,6 +281,7 @@ static int sframe_unregister(const struct sframe_unregister_args *args)
 	r = sframe_index_exact(sframe_mm_locked(mm), args->text_start,
 			       args->text_end);
 	if (r) {
+		/* A child no longer inherits the registry's mapping. */
 		if (r->kind == SFRAME_REGION_JIT)
 			sframe_jit_orphan(mm, r->jit);
 		sframe_index_remove(mm, r);
@@ -301,20 +306,13 @@ SYSCALL_DEFINE3(sframe_register, unsigned int, op, void __user *, uargs,
 		size_t, usize)
 {
 	union {
-		struct sframe_jit_args jit;
 		struct sframe_elf_args elf;
 		struct sframe_unregister_args unreg;
+		struct sframe_jit_args jit;
 	} a;
 	int err;
 
 	switch (op) {
-	case SFRAME_REGISTER_JIT:
-	case SFRAME_REPLACE_JIT:
-		err = sframe_copy_args(&a.jit, sizeof(a.jit), uargs, usize,
-				       SFRAME_JIT_ARGS_SIZE_VER0);
-		if (err)
-			return err;
-		return sframe_register_jit(&a.jit, op == SFRAME_REPLACE_JIT);
 	case SFRAME_REGISTER_ELF:
 		err = sframe_copy_args(&a.elf, sizeof(a.elf), uargs, usize,
 				       SFRAME_ELF_ARGS_SIZE_VER0);
@@ -331,6 +329,14 @@ SYSCALL_DEFINE3(sframe_register, unsigned int, op, void __user *, uargs,
 		if (err)
 			return err;
 		return sframe_unregister(&a.unreg);
+	/* JIT registries: sframe_register_jit(). */
+	case SFRAME_REGISTER_JIT:
+	case SFRAME_REPLACE_JIT:
+		err = sframe_copy_args(&a.jit, sizeof(a.jit), uargs, usize,
+				       SFRAME_JIT_ARGS_SIZE_VER0);
+		if (err)
+			return err;
+		return sframe_register_jit(&a.jit, op == SFRAME_REPLACE_JIT);
 	default:
 		return -EINVAL;
 	}
