@@ -12,7 +12,7 @@
  * find libLLVM's descriptor empty: sframe-run would break gdb.  So the
  * descriptor of each object that defines one is looked up and its list
  * walked at the moments sframe-run runs anyway (__register_frame() and
- * its kin, dlopen(), dlclose(), exit).
+ * its kin, pthread_create(), dlopen(), dlclose(), exit).
  *
  * Of each object: the functions of its .symtab go to the perf map, so
  * that perf report names them; its .eh_frame, or without one its
@@ -436,8 +436,9 @@ static bool descs_unchanged(struct sframe_run_gdbjit *g)
  * sframe_run__gdbjit_poll_quick() - the same, if a descriptor changed
  * @g: the follower.
  *
- * For each registration a JIT makes: the descriptors as last looked up,
- * and the lists walked only when a descriptor's fields moved.
+ * For each registration a JIT makes and each thread a program starts:
+ * the descriptors as last looked up, and the lists walked only when a
+ * descriptor's fields moved.
  */
 void sframe_run__gdbjit_poll_quick(struct sframe_run_gdbjit *g)
 {
