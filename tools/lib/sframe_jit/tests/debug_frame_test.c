@@ -66,9 +66,10 @@ static void align8(struct image *im)
  * FDE at absolute 8-byte addresses, CFA = RSP + FRAME_SIZE, RIP at
  * CFA - 8, RBP at CFA - 16.  With @pcrel, a "zR" CIE that names
  * PC-relative 4-byte addresses instead, which a section that is not
- * loaded cannot mean.
+ * loaded cannot mean; with @addr4, a version 4 CIE of 4-byte addresses
+ * in this 64-bit object.
  */
-static void debug_frame(struct image *im, bool pcrel)
+static void debug_frame(struct image *im, bool pcrel, bool addr4)
 {
 	static const unsigned char cie[] = {
 		1, 0, 1, 0x78, 16, 0, 0, 0,	/* DW_CFA_nop padding */
@@ -76,13 +77,24 @@ static void debug_frame(struct image *im, bool pcrel)
 	static const unsigned char cie_zr[] = {
 		1, 'z', 'R', 0, 1, 0x78, 16, 1, 0x1b, 0, 0, 0,
 	};
+	static const unsigned char cie_v4[] = {
+		4, 0, 4, 0, 1, 0x78, 16, 0,
+	};
 	static const unsigned char insns[] = {
 		0x0c, 7, (FRAME_SIZE & 0x7f) | 0x80, FRAME_SIZE >> 7,
 		0x90, 1, 0x86, 2,
 	};
 	size_t start = im->n;
 
-	if (pcrel) {
+	if (addr4) {
+		put_u32(im, 4 + sizeof(cie_v4));
+		put_u32(im, 0xffffffff);
+		put(im, cie_v4, sizeof(cie_v4));
+		put_u32(im, 4 + 4 + 4 + sizeof(insns));
+		put_u32(im, 0);
+		put_u32(im, 0x1000);
+		put_u32(im, 0x100);
+	} else if (pcrel) {
 		put_u32(im, 4 + sizeof(cie_zr));
 		put_u32(im, 0xffffffff);
 		put(im, cie_zr, sizeof(cie_zr));
@@ -127,8 +139,8 @@ static void section(Elf64_Shdr *sh, uint32_t name, uint32_t type,
 	sh->sh_size = size;
 }
 
-/* The image; with @pcrel, its .debug_frame in an encoding it may not use. */
-static void image_build(struct image *im, bool pcrel)
+/* The image; with @pcrel or @addr4, a .debug_frame it may not hold. */
+static void image_build(struct image *im, bool pcrel, bool addr4)
 {
 	Elf64_Ehdr eh = {
 		.e_ident	= { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3,
@@ -146,7 +158,7 @@ static void image_build(struct image *im, bool pcrel)
 
 	im->n = sizeof(eh);
 	off = im->n;
-	debug_frame(im, pcrel);
+	debug_frame(im, pcrel, addr4);
 	section(&sh[SH_FRAME], 7, SHT_PROGBITS, off, im->n - off);
 	align8(im);
 	off = im->n;
@@ -188,7 +200,7 @@ TEST(debug_frame_converts_to_one_function_over_the_buffer, T_MEM)
 	struct sframe_jit_func f;
 	struct image im;
 
-	image_build(&im, false);
+	image_build(&im, false, false);
 	ASSERT_EQ(sframe_jit__cfi_convert(im.b, im.n,
 					  SFRAME_JIT__CFI_DEBUG_FRAME, &cfi), 1);
 	ASSERT_EQ(sframe_jit_cfi_func(cfi, 0, &f, &rows), 0);
@@ -204,7 +216,7 @@ TEST(debug_frame_is_taken_only_where_asked, T_MEM)
 	struct sframe_jit_cfi *cfi = NULL;
 	struct image im;
 
-	image_build(&im, false);
+	image_build(&im, false, false);
 	EXPECT_EQ(sframe_jit_cfi_convert(im.b, im.n, &cfi), -ENOENT);
 	EXPECT_EQ(sframe_jit__cfi_convert(im.b, im.n, 0, &cfi), -ENOENT);
 	EXPECT(!cfi);
@@ -216,7 +228,7 @@ TEST(debug_frame_with_pc_relative_addresses_is_malformed, T_MEM)
 	struct sframe_jit_cfi *cfi = NULL;
 	struct image im;
 
-	image_build(&im, true);
+	image_build(&im, true, false);
 	ASSERT_EQ(sframe_jit__cfi_convert(im.b, im.n,
 					  SFRAME_JIT__CFI_DEBUG_FRAME, &cfi), 0);
 	ASSERT_EQ(sframe_jit_cfi_get_stats(cfi, &st), 0);
@@ -238,7 +250,7 @@ TEST(gdb_jit_debug_frame_object_is_named_and_registered, T_MEM)
 	ssize_t n;
 	int fd;
 
-	image_build(&im, false);
+	image_build(&im, false, false);
 	fd = mkstemp(map);
 	ASSERT(fd >= 0);
 	e = (struct jit_code_entry) { NULL, NULL, (char *)im.b, im.n };
@@ -265,4 +277,20 @@ TEST(gdb_jit_debug_frame_object_is_named_and_registered, T_MEM)
 	sframe_run__gdbjit_fini(&g);
 	close(fd);
 	unlink(map);
+}
+
+/* libdw holds a version 4 CIE's address size to the ELF class's. */
+TEST(debug_frame_of_4_byte_addresses_is_malformed, T_MEM)
+{
+	struct sframe_jit_cfi_stats st = { .sz = sizeof(st) };
+	struct sframe_jit_cfi *cfi = NULL;
+	struct image im;
+
+	image_build(&im, false, true);
+	ASSERT_EQ(sframe_jit__cfi_convert(im.b, im.n,
+					  SFRAME_JIT__CFI_DEBUG_FRAME, &cfi), 0);
+	ASSERT_EQ(sframe_jit_cfi_get_stats(cfi, &st), 0);
+	EXPECT_EQ(st.nr_converted, 0);
+	EXPECT(st.nr_unsupported[SFRAME_JIT_CFI_MALFORMED] >= 1);
+	sframe_jit_cfi_free(cfi);
 }
