@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Conversion of an x86-64 object's DWARF call frame information
- * (.eh_frame) into the library's functions and frame rows, for code
- * that carries no .sframe: what Debian 12 ships.
+ * (.eh_frame, or for a JIT's image .debug_frame) into the library's
+ * functions and frame rows, for code that carries no .sframe: what
+ * Debian 12 ships.
  *
  * libdw evaluates the CFA programs; this file only reads the rules it
  * reports at each point and keeps those a row can say.  An FDE becomes
@@ -370,47 +371,105 @@ static void overlaps_mark(struct sframe_jit__fde *f, uint32_t n)
 }
 
 /*
- * The FDEs of the object's .eh_frame.  A relocatable object's addresses
- * are not final (its FDEs all start at 0 before relocation), and a
- * separate debug file's .eh_frame is NOBITS.
+ * Where the FDEs come from, and the libdw handle that evaluates them:
+ * dwarf_getcfi_elf() reads .eh_frame only; a .debug_frame needs a
+ * Dwarf handle, which owns its CFI.
  */
-static int fdes_read(Elf *elf, const GElf_Ehdr *ehdr,
-		     struct sframe_jit__fde **fdesp, uint32_t *nrp)
+struct cfi_src {
+	Elf_Data *data;
+	uint64_t addr;
+	bool debug_frame;
+	Dwarf *dwarf;
+	Dwarf_CFI *dw;
+};
+
+/* A section of that name with its bytes in the image. */
+static Elf_Scn *section_with_data(Elf *elf, const char *name,
+				  GElf_Shdr *shdr)
+{
+	size_t ndx;
+	Elf_Scn *scn = sframe_jit__elf_section(elf, name, &ndx, shdr);
+
+	return scn && shdr->sh_type != SHT_NOBITS ? scn : NULL;
+}
+
+/*
+ * The object's .eh_frame, or with @flags' SFRAME_JIT__CFI_DEBUG_FRAME
+ * its .debug_frame where it has no .eh_frame.  A relocatable object's
+ * addresses are not final (its FDEs all start at 0 before relocation),
+ * and a separate debug file's .eh_frame is NOBITS.
+ */
+static int src_find(Elf *elf, const GElf_Ehdr *ehdr, unsigned int flags,
+		    struct cfi_src *src)
 {
 	GElf_Shdr shdr;
-	Elf_Data *data;
 	Elf_Scn *scn;
-	size_t ndx;
 
 	if (ehdr->e_type != ET_EXEC && ehdr->e_type != ET_DYN)
 		return -EOPNOTSUPP;
-	scn = sframe_jit__elf_section(elf, ".eh_frame", &ndx, &shdr);
-	if (!scn || shdr.sh_type == SHT_NOBITS)
+	scn = section_with_data(elf, ".eh_frame", &shdr);
+	if (!scn && (flags & SFRAME_JIT__CFI_DEBUG_FRAME)) {
+		scn = section_with_data(elf, ".debug_frame", &shdr);
+		src->debug_frame = true;
+	}
+	if (!scn)
 		return -ENOENT;
-	data = elf_getdata(scn, NULL);
-	if (!data)
+	src->data = elf_getdata(scn, NULL);
+	if (!src->data)
 		return -ENOEXEC;
-	return sframe_jit__eh_frame_fdes(data->d_buf, data->d_size,
-					 shdr.sh_addr, fdesp, nrp);
+	src->addr = shdr.sh_addr;
+	return 0;
+}
+
+static int fdes_read(const struct cfi_src *src,
+		     struct sframe_jit__fde **fdesp, uint32_t *nrp)
+{
+	if (src->debug_frame)
+		return sframe_jit__debug_frame_fdes(src->data->d_buf,
+						    src->data->d_size,
+						    fdesp, nrp);
+	return sframe_jit__eh_frame_fdes(src->data->d_buf, src->data->d_size,
+					 src->addr, fdesp, nrp);
+}
+
+static int src_open(Elf *elf, struct cfi_src *src)
+{
+	if (!src->debug_frame) {
+		src->dw = dwarf_getcfi_elf(elf);
+		return src->dw ? 0 : -ENOEXEC;
+	}
+	src->dwarf = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (src->dwarf)
+		src->dw = dwarf_getcfi(src->dwarf);
+	return src->dw ? 0 : -ENOEXEC;
+}
+
+static void src_close(struct cfi_src *src)
+{
+	if (src->dwarf)
+		dwarf_end(src->dwarf);
+	else if (src->dw)
+		dwarf_cfi_end(src->dw);
 }
 
 static int fdes_convert(struct sframe_jit_cfi *cfi, Elf *elf,
-			struct sframe_jit__fde *fdes, uint32_t nr)
+			struct cfi_src *src, struct sframe_jit__fde *fdes,
+			uint32_t nr)
 {
-	Dwarf_CFI *dw;
 	uint32_t i;
-	int err = 0;
+	int err;
 
 	if (!nr)
 		return 0;
-	dw = dwarf_getcfi_elf(elf);
-	if (!dw)
-		return -ENOEXEC;
+	err = src_open(elf, src);
+	if (err)
+		goto out;
 	qsort(fdes, nr, sizeof(*fdes), fde_cmp);
 	overlaps_mark(fdes, nr);
 	for (i = 0; i < nr && !err; i++)
-		err = fde_convert(cfi, dw, &fdes[i]);
-	dwarf_cfi_end(dw);
+		err = fde_convert(cfi, src->dw, &fdes[i]);
+out:
+	src_close(src);
 	return err;
 }
 
@@ -426,10 +485,28 @@ static int cfi_share(struct sframe_jit_cfi *cfi)
 				      &cfi->nr_rows);
 }
 
-int sframe_jit_cfi_convert(const void *image, size_t size,
-			   struct sframe_jit_cfi **cfip)
+/**
+ * sframe_jit__cfi_convert() - sframe_jit_cfi_convert() with a choice
+ * @image: as for sframe_jit_cfi_convert().
+ * @size: likewise.
+ * @flags: SFRAME_JIT__CFI_DEBUG_FRAME to take the .debug_frame of an
+ *	image without .eh_frame.
+ * @cfip: as for sframe_jit_cfi_convert().
+ *
+ * Not every .debug_frame can be believed at every address: one that
+ * GCC writes with -fno-asynchronous-unwind-tables is only exact at
+ * calls.  So the objects of files keep to .eh_frame, and only a caller
+ * that knows its source, a JIT that describes its code to a debugger
+ * in a .debug_frame (QEMU's TCG), asks for the other section.
+ *
+ * Return: as sframe_jit_cfi_convert(); -ENOENT when the image has
+ * neither section that @flags allows.
+ */
+int sframe_jit__cfi_convert(const void *image, size_t size,
+			    unsigned int flags, struct sframe_jit_cfi **cfip)
 {
 	struct sframe_jit__fde *fdes = NULL;
+	struct cfi_src src = { 0 };
 	struct sframe_jit_cfi *cfi;
 	uint32_t nr_fdes = 0;
 	GElf_Ehdr ehdr;
@@ -441,7 +518,9 @@ int sframe_jit_cfi_convert(const void *image, size_t size,
 	err = sframe_jit__elf_open(image, size, &elf, &ehdr);
 	if (err)
 		return err;
-	err = fdes_read(elf, &ehdr, &fdes, &nr_fdes);
+	err = src_find(elf, &ehdr, flags, &src);
+	if (!err)
+		err = fdes_read(&src, &fdes, &nr_fdes);
 	if (err)
 		goto out_elf;
 	cfi = calloc(1, sizeof(*cfi));
@@ -450,7 +529,7 @@ int sframe_jit_cfi_convert(const void *image, size_t size,
 		goto out_fdes;
 	}
 	cfi->nr_fdes = nr_fdes;
-	err = fdes_convert(cfi, elf, fdes, nr_fdes);
+	err = fdes_convert(cfi, elf, &src, fdes, nr_fdes);
 	if (!err)
 		err = cfi_share(cfi);
 	if (err) {
@@ -464,6 +543,12 @@ out_fdes:
 out_elf:
 	elf_end(elf);
 	return err;
+}
+
+int sframe_jit_cfi_convert(const void *image, size_t size,
+			   struct sframe_jit_cfi **cfip)
+{
+	return sframe_jit__cfi_convert(image, size, 0, cfip);
 }
 
 void sframe_jit_cfi_free(struct sframe_jit_cfi *cfi)

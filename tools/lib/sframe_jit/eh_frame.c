@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The address ranges of the FDEs of an .eh_frame section, for the CFI
- * conversion (cfi.c).
+ * The address ranges of the FDEs of an .eh_frame or .debug_frame
+ * section, for the CFI conversion (cfi.c).
  *
  * libdw walks the entries (dwarf_next_cfi()) but hands an FDE back with
  * its initial location and address range still encoded, in the pointer
@@ -10,6 +10,11 @@
  * fixed-size or LEB128 values, absolute or relative to the field.  An FDE
  * in another encoding, or whose CIE libdw cannot read, is marked
  * malformed and the walk goes on; so does an entry libdw steps over.
+ *
+ * A .debug_frame section is not loaded, so nothing in it can be relative
+ * to its own address: its addresses are absolute, in the CIE's address
+ * size, which libdw holds to the ELF class (8 bytes here), or in what an
+ * augmentation names if it names an absolute encoding.
  *
  * The section comes from a file: every read stays inside the entry it
  * belongs to, as libdw reports its bounds.
@@ -31,6 +36,7 @@ struct cie_info {
 struct fde_walk {
 	const unsigned char *buf;
 	uint64_t addr;
+	bool debug_frame;
 	struct cie_info *cies;
 	uint32_t nr_cies;
 	uint32_t cies_cap;
@@ -114,7 +120,8 @@ static bool read_pointer(const struct fde_walk *w, const uint8_t **p,
 
 	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
 		return false;
-	if ((enc & 0x70) != DW_EH_PE_absptr && (enc & 0x70) != DW_EH_PE_pcrel)
+	if ((enc & 0x70) != DW_EH_PE_absptr &&
+	    ((enc & 0x70) != DW_EH_PE_pcrel || w->debug_frame))
 		return false;
 	if (!read_format(p, end, enc, val))
 		return false;
@@ -231,6 +238,50 @@ static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
 	return 0;
 }
 
+/* The walk of either section; @w is set up but for what it collects. */
+static int fdes_walk(struct fde_walk *w, size_t size,
+		     struct sframe_jit__fde **fdesp, uint32_t *nr_fdesp)
+{
+	unsigned char ident[EI_NIDENT] = {
+		[EI_CLASS]	= ELFCLASS64,
+		[EI_DATA]	= ELFDATA2LSB,
+	};
+	Elf_Data data = {
+		.d_buf	= (void *)w->buf,
+		.d_type	= ELF_T_BYTE,
+		.d_size	= size,
+	};
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	int ret, err = 0;
+
+	while (!err) {
+		next = (Dwarf_Off)-1;
+		ret = dwarf_next_cfi(ident, &data, !w->debug_frame, off, &next,
+				     &e);
+		if (ret > 0)
+			break;
+		if (ret < 0)
+			err = fde_add(w, NULL);
+		else if (dwarf_cfi_cie_p(&e))
+			err = cie_add(w, off, &e.cie);
+		else
+			err = fde_add(w, &e.fde);
+		/* Entries do not overlap: each step moves forward or ends. */
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
+	free(w->cies);
+	if (err) {
+		free(w->fdes);
+		return err;
+	}
+	*fdesp = w->fdes;
+	*nr_fdesp = w->nr_fdes;
+	return 0;
+}
+
 /**
  * sframe_jit__eh_frame_fdes() - the FDEs of an .eh_frame section
  * @buf: the section's bytes.
@@ -251,42 +302,30 @@ int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp)
 {
-	unsigned char ident[EI_NIDENT] = {
-		[EI_CLASS]	= ELFCLASS64,
-		[EI_DATA]	= ELFDATA2LSB,
-	};
-	Elf_Data data = {
-		.d_buf	= (void *)buf,
-		.d_type	= ELF_T_BYTE,
-		.d_size	= size,
-	};
 	struct fde_walk w = { .buf = buf, .addr = addr };
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry e;
-	int ret, err = 0;
 
-	while (!err) {
-		next = (Dwarf_Off)-1;
-		ret = dwarf_next_cfi(ident, &data, true, off, &next, &e);
-		if (ret > 0)
-			break;
-		if (ret < 0)
-			err = fde_add(&w, NULL);
-		else if (dwarf_cfi_cie_p(&e))
-			err = cie_add(&w, off, &e.cie);
-		else
-			err = fde_add(&w, &e.fde);
-		/* Entries do not overlap: each step moves forward or ends. */
-		if (next == (Dwarf_Off)-1 || next <= off)
-			break;
-		off = next;
-	}
-	free(w.cies);
-	if (err) {
-		free(w.fdes);
-		return err;
-	}
-	*fdesp = w.fdes;
-	*nr_fdesp = w.nr_fdes;
-	return 0;
+	return fdes_walk(&w, size, fdesp, nr_fdesp);
+}
+
+/**
+ * sframe_jit__debug_frame_fdes() - the FDEs of a .debug_frame section
+ * @buf: the section's bytes.
+ * @size: their number.
+ * @fdesp: as for sframe_jit__eh_frame_fdes().
+ * @nr_fdesp: likewise.
+ *
+ * As sframe_jit__eh_frame_fdes(), for the layout of .debug_frame: CIE
+ * ids of all ones, CIE pointers from the section's start, and addresses
+ * that must be absolute; an FDE whose CIE names a PC-relative encoding
+ * is marked malformed.
+ *
+ * Return: as sframe_jit__eh_frame_fdes().
+ */
+int sframe_jit__debug_frame_fdes(const void *buf, size_t size,
+				 struct sframe_jit__fde **fdesp,
+				 uint32_t *nr_fdesp)
+{
+	struct fde_walk w = { .buf = buf, .debug_frame = true };
+
+	return fdes_walk(&w, size, fdesp, nr_fdesp);
 }

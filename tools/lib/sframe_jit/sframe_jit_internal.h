@@ -328,6 +328,15 @@ struct sframe_jit__fde {
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
+int sframe_jit__debug_frame_fdes(const void *buf, size_t size,
+				 struct sframe_jit__fde **fdesp,
+				 uint32_t *nr_fdesp);
+
+/* sframe_jit__cfi_convert() may take .debug_frame; cfi.c. */
+#define SFRAME_JIT__CFI_DEBUG_FRAME	0x1
+
+int sframe_jit__cfi_convert(const void *image, size_t size,
+			    unsigned int flags, struct sframe_jit_cfi **cfip);
 
 /* Keep the function of the FDE at [lo, hi) alone; cfi.c. */
 void sframe_jit__cfi_clip(struct sframe_jit_cfi *cfi, uint64_t lo,

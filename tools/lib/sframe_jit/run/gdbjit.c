@@ -12,15 +12,19 @@
  * find libLLVM's descriptor empty: sframe-run would break gdb.  So the
  * descriptor of each object that defines one is looked up and its list
  * walked at the moments sframe-run runs anyway (__register_frame() and
- * its kin, dlopen(), dlclose(), exit).
+ * its kin, pthread_create(), dlopen(), dlclose(), exit).
  *
  * Of each object: the functions of its .symtab go to the perf map, so
- * that perf report names them; its .eh_frame is converted only in an
- * executable or shared object (QEMU's TCG writes those).  LLVM hands
- * debuggers a copy of the relocatable object with the section addresses
- * set but the relocations not applied, whose .eh_frame says nothing
- * true; LLVM registers the relocated one through __register_frame()
- * (frames.c), which is where its rows come from.
+ * that perf report names them; its .eh_frame, or without one its
+ * .debug_frame, is converted only in an executable or shared object,
+ * whose addresses are final.  QEMU's TCG writes such an object: one
+ * for its whole code buffer, a function code_gen_buffer in .symtab and
+ * a .debug_frame of one FDE, the frame of the prologue in which every
+ * translated block runs.  LLVM hands debuggers a copy of the
+ * relocatable object with the section addresses set but the
+ * relocations not applied, whose .eh_frame says nothing true; LLVM
+ * registers the relocated one through __register_frame() (frames.c),
+ * which is where its rows come from.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -246,7 +250,10 @@ static void obj_names(struct sframe_run_gdbjit *g, struct sframe_run_gdbobj *o)
 	elf_end(elf);
 }
 
-/* An object with final addresses, whose .eh_frame can be believed. */
+/*
+ * An object with final addresses, whose CFI can be believed: a JIT's
+ * .debug_frame describes the code it wrote, as its .eh_frame would.
+ */
 static void obj_rows(struct sframe_run_gdbjit *g, struct sframe_run_gdbobj *o)
 {
 	struct sframe_jit_cfi *cfi = NULL;
@@ -256,7 +263,8 @@ static void obj_rows(struct sframe_run_gdbjit *g, struct sframe_run_gdbobj *o)
 
 	o->reg.kind = SFRAME_RUN_NONE;
 	o->reg.err = -ENOENT;
-	ret = sframe_jit_cfi_convert(o->image, o->size, &cfi);
+	ret = sframe_jit__cfi_convert(o->image, o->size,
+				      SFRAME_JIT__CFI_DEBUG_FRAME, &cfi);
 	if (ret < 0) {
 		o->reg.err = ret;
 		return;
@@ -428,8 +436,9 @@ static bool descs_unchanged(struct sframe_run_gdbjit *g)
  * sframe_run__gdbjit_poll_quick() - the same, if a descriptor changed
  * @g: the follower.
  *
- * For each registration a JIT makes: the descriptors as last looked up,
- * and the lists walked only when a descriptor's fields moved.
+ * For each registration a JIT makes and each thread a program starts:
+ * the descriptors as last looked up, and the lists walked only when a
+ * descriptor's fields moved.
  */
 void sframe_run__gdbjit_poll_quick(struct sframe_run_gdbjit *g)
 {

@@ -436,6 +436,22 @@ void sframe_run__hooks_poll(void)
 	errno = saved;
 }
 
+/**
+ * sframe_run__hooks_poll_quick() - read the lists if a descriptor moved
+ *
+ * At pthread_create(), which may come from inside a JIT's registration
+ * as from anywhere: only the descriptors already known, as at each
+ * registration.
+ */
+void sframe_run__hooks_poll_quick(void)
+{
+	int saved = errno;
+
+	if (active && !in_real)
+		sframe_run__gdbjit_poll_quick(&gdbjit);
+	errno = saved;
+}
+
 /*
  * The perf map must name the code that is still registered at exit, as
  * an MCJIT that never deregisters leaves it.  No lookup of descriptors:

@@ -4,7 +4,7 @@
  * unwind tables of every object the process loads, at start-up and at
  * each dlopen(), and unregisters them at dlclose(); and those of the
  * code JITs register with libgcc and announce to debuggers
- * (jit_hooks.c).
+ * (jit_hooks.c), whose lists it also reads at each pthread_create().
  *
  * Why LD_PRELOAD and not LD_AUDIT, why a thread at start-up, and what
  * happens at fork() and exec: Documentation/sframe_jit.rst, "sframe-run".
@@ -38,6 +38,9 @@ static bool verbose;
 static unsigned long delay_ms = 20;
 static void *(*real_dlopen)(const char *file, int mode);
 static int (*real_dlclose)(void *handle);
+static int (*real_pthread_create)(pthread_t *thread,
+				  const pthread_attr_t *attr,
+				  void *(*start)(void *arg), void *arg);
 /* Set while sframe-run itself runs on a thread, which must not recurse. */
 static __thread bool inside;
 
@@ -246,4 +249,39 @@ SFRAME_RUN_API int dlclose(void *handle)
 	ret = real_dlclose(handle);
 	update();
 	return ret;
+}
+
+/**
+ * pthread_create() - the GDB JIT interface's lists read, then libc's
+ *	pthread_create()
+ * @thread: as for pthread_create().
+ * @attr: likewise.
+ * @start: likewise.
+ * @arg: likewise.
+ *
+ * A JIT may link its code into the GDB JIT interface once, at start-up,
+ * and call nothing sframe-run sees before the threads that run the code
+ * exist: QEMU's TCG registers its code buffer as the accelerator is set
+ * up, and starts the vCPU threads next.  Its list is read here, as a
+ * registration reads it (only if a descriptor moved), so that the code
+ * is published before any of its threads runs.
+ *
+ * Return: what libc's pthread_create() returned; EAGAIN without it.
+ */
+SFRAME_RUN_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+				  void *(*start)(void *arg), void *arg)
+{
+	int (*fn)(pthread_t *thread, const pthread_attr_t *attr,
+		  void *(*start)(void *arg), void *arg);
+
+	fn = __atomic_load_n(&real_pthread_create, __ATOMIC_ACQUIRE);
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, "pthread_create");
+		__atomic_store_n(&real_pthread_create, fn, __ATOMIC_RELEASE);
+	}
+	if (!fn)
+		return EAGAIN;
+	if (active && !inside)
+		sframe_run__hooks_poll_quick();
+	return fn(thread, attr, start, arg);
 }

@@ -386,6 +386,7 @@ void sframe_run__gdbjit_walk(struct sframe_run_gdbjit *g);
 
 void sframe_run__hooks_init(const struct sframe_run_ops *ops, bool verbose);
 void sframe_run__hooks_poll(void);
+void sframe_run__hooks_poll_quick(void);
 void sframe_run__hooks_fork_prepare(void);
 void sframe_run__hooks_fork_parent(void);
 void sframe_run__hooks_fork_child(void);
