@@ -40,6 +40,16 @@
 #include "../kselftest_harness.h"
 #pragma GCC diagnostic pop
 /*
+ * The harness gives a test 30 s unless it says otherwise, to catch a
+ * hang.  Under software emulation, on the debug kernel (KASAN, lockdep,
+ * kmemleak) of a busy host, tests that take a second or two on the test
+ * kernel took longer than that (200 forks, each registering and exiting).
+ * Catch hangs at 300 s instead, inside the 900 s check-debug gives each
+ * program.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+/*
  * A failed ASSERT_*() longjmp()s out of the test body and never back into
  * it, so no local is read after the jump: -Wclobbered (part of -Wextra)
  * only ever warns about the harness's own design here.
