@@ -224,4 +224,3 @@ TEST(eh_frame_fdes_survive_truncated_and_dangling_entries, T_MEM)
 	EXPECT_EQ(0, nr);
 	free(fdes);
 }
-
