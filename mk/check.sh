@@ -28,6 +28,9 @@ done
 
 total_pass=0
 total_fail=0
+# The failed cases of every layer, repeated at the end: CI keeps only
+# the tail of the output, which must say what failed.
+failures=()
 for layer in "${@:-${layers[@]}}"; do
 	echo "=== $layer"
 	log=$build/logs/layer-$layer.log
@@ -47,9 +50,19 @@ for layer in "${@:-${layers[@]}}"; do
 		f=1
 	fi
 	echo "=== $layer: $p passed, $f failed"
+	if [ "$f" != 0 ]; then
+		mapfile -t -O "${#failures[@]}" failures < <(
+			grep -E '^[#[:space:]]*not ok' "$log" | head -n 20 |
+			sed "s/^/$layer: /")
+		[ -n "$line" ] || failures+=("$layer: no result line")
+	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 done
 
+if [ "${#failures[@]}" != 0 ]; then
+	echo "=== failed:"
+	printf '%s\n' "${failures[@]}"
+fi
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ] && [ "$total_pass" -gt 0 ]
