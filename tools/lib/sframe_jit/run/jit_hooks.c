@@ -440,8 +440,9 @@ void sframe_run__hooks_poll(void)
  * sframe_run__hooks_poll_quick() - read the lists if a descriptor moved
  *
  * At pthread_create(), which may come from inside a JIT's registration
- * as from anywhere: only the descriptors already known, as at each
- * registration.
+ * as from anywhere, and after LLVMOrcLLJITLookup() (orc_lookup.c), once
+ * LLVM linked the code's object into the list: only the descriptors
+ * already known, as at each registration.
  */
 void sframe_run__hooks_poll_quick(void)
 {
