@@ -1,0 +1,156 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# PostgreSQL 15's JIT under sframe-run in the test kernel
+# (mk/layers/63-postgres runs it in the VM): a query whose expressions
+# llvmjit compiles, profiled by tests/postgres_profile.sh with perf
+# record --call-graph=sframe, fp and dwarf.  llvmjit hands each query's
+# object to __register_frame() and, with jit_debugging_support, to the
+# GDB JIT interface; sframe-run registers the first's rows and writes
+# the second's names (evalexpr_N_M) to the backend's perf map.
+#
+# With --call-graph=sframe every sample whose leaf is in evalexpr_*
+# must have a stack that reaches PostgresMain and, below it, main (the
+# postmaster's, which forked the backend): SFRAME_RUN_SYNC=1 registers
+# every table before the code it covers runs, so no sample may fall
+# back.  With --call-graph=fp at most a quarter may (8% did on
+# 2026-12-01, where %rbp happened to hold a frame's address): neither
+# the JIT's code nor Debian's postgres keeps frame pointers, so the test
+# fails if the rows were not there or not used.  dwarf's share is printed beside
+# them: perf's DWARF unwinder has no CFI for code that no file holds.
+# perf script reads only the samples in the JIT's code: the DWARF
+# unwinder takes most of a second a sample under software emulation.
+#
+#   postgres_vm.sh OUTPUT_DIR PERF
+#
+# OUTPUT_DIR is the library's build directory (sframe-run, and
+# test-bin/sysv_shm.so from make tests-postgres).  Ends with
+# "N passed, N failed".
+set -uo pipefail
+
+out=$1
+perf=$2
+here=$(dirname "$0")
+tmp=${SCRATCH:-/tmp}/postgres-jit
+min_samples=100
+max_fp=25
+passed=0
+failed=0
+
+result() {
+	if [ "$1" = 0 ]; then
+		echo "ok - $2"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $2"
+		failed=$((failed + 1))
+	fi
+}
+
+# reach NAME: "reached total", of the samples whose leaf is in
+# evalexpr_* (named by the perf map) those whose stack has PostgresMain
+# and, further down, main, both postgres's; the commonest stack of the
+# reached ones goes to $tmp/NAME.path.  perf script was given only the
+# samples taken in the JIT's code (PG_SCRIPT_JIT_ONLY=1), so one that
+# comes with no frame at all is one of them whose stack did not unwind
+# (perf's DWARF unwinder gives up on code no file holds, leaf included).
+reach() {
+	awk -v path="$tmp/$1.path" '
+	function sym(line,    s) {
+		s = line
+		sub(/^[ \t]*[0-9a-f]+ /, "", s)
+		sub(/ \([^()]*\)$/, "", s)
+		sub(/\+0x[0-9a-f]+$/, "", s)
+		return s
+	}
+	function dso(line) {
+		if (match(line, /\([^()]*\)$/))
+			return substr(line, RSTART + 1, RLENGTH - 2)
+		return ""
+	}
+	function reached(    i, pm) {
+		for (i = 3; i <= NF; i++) {
+			if (dso($i) !~ /\/bin\/postgres$/)
+				continue
+			if (sym($i) == "PostgresMain")
+				pm = 1
+			else if (pm && sym($i) == "main")
+				return 1
+		}
+		return 0
+	}
+	BEGIN { RS = ""; FS = "\n" }
+	{
+		if (NF >= 2 && (sym($2) !~ /^evalexpr_/ ||
+				dso($2) !~ /\/perf-[0-9]+\.map$/))
+			next
+		total++
+		if (!reached())
+			next
+		n++
+		s = ""
+		for (i = 2; i <= NF; i++)
+			s = s sym($i) " "
+		seen[s]++
+	}
+	END {
+		for (s in seen)
+			if (seen[s] > best) {
+				best = seen[s]
+				top = s
+			}
+		print top > path
+		printf "%d %d\n", n, total
+	}' "$tmp/$1.script"
+}
+
+check() {
+	local mode=$1 r t pct
+
+	read -r r t <<< "$(reach "$mode")"
+	pct=$((t ? 100 * r / t : 0))
+	echo "# --call-graph=$mode: $r of $t samples in evalexpr_* reach PostgresMain and main ($pct%)"
+	case "$mode" in
+	sframe)
+		[ -s "$tmp/$mode.path" ] && echo "# stack: $(cat "$tmp/$mode.path")"
+		[ "$t" -ge "$min_samples" ] && [ "$r" = "$t" ]
+		result $? "--call-graph=sframe: every sample in evalexpr_* reaches PostgresMain and main"
+		;;
+	fp)
+		[ "$t" -ge "$min_samples" ] && [ "$pct" -le "$max_fp" ]
+		result $? "--call-graph=fp: at most $max_fp% of samples in evalexpr_* do"
+		;;
+	*)
+		[ "$t" -ge "$min_samples" ]
+		result $? "--call-graph=$mode: at least $min_samples samples in evalexpr_*"
+		;;
+	esac
+}
+
+rm -rf "$tmp"
+mkdir -p "$tmp"
+PG_SCRIPT_JIT_ONLY=1 bash "$here/postgres_profile.sh" "$out" "$perf" "$tmp" \
+	sframe fp dwarf
+result $? "PostgreSQL under sframe-run and perf record, three call-graph modes"
+
+# EXPLAIN's summary: llvmjit compiled the query's expressions.
+grep -q '^  Functions: [1-9]' "$tmp/sframe.explain" 2> /dev/null
+result $? "the query's expressions were JIT compiled"
+sed -n 's/^  \(Options: .*\)/# JIT \1/p' "$tmp/sframe.explain" 2> /dev/null
+
+# sframe-run took the queries' objects from both interfaces, in the
+# backends.
+grep -q '^sframe-run: + frame .* jit [1-9][0-9]* of' "$tmp/postmaster.log" 2> /dev/null &&
+grep -q '^sframe-run: + gdb jit object .* [1-9][0-9]* names' "$tmp/postmaster.log"
+result $? "__register_frame() and GDB JIT objects registered"
+
+for mode in sframe fp dwarf; do
+	if [ -s "$tmp/$mode.script" ]; then
+		check "$mode"
+	else
+		result 1 "perf script of --call-graph=$mode"
+	fi
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
