@@ -10,14 +10,24 @@
 # whose stack reaches main() in each mode, and draw a flame graph of each
 # (mk/demo/flamegraph.c) under build/demo/.
 #
+# The second act, in the same boot: PostgreSQL 15's JIT (Debian's
+# postgresql-15, llvmjit on libLLVM-14), which no one here wrote, under
+# sframe-run, one query whose expressions it compiles profiled with fp
+# and with sframe (mk/demo/postgres.sh); its call graphs, flame graphs
+# (postgres-MODE.svg) and the share of samples in its code (evalexpr_*)
+# whose stack reaches main().
+#
 # Environment: DEMO_SECONDS (how long exprjit runs, default 3), PERF (a
-# perf binary to use instead of build/perf/perf).
+# perf binary to use instead of build/perf/perf), DEMO_PG_ROWS (the rows
+# PostgreSQL's query goes through, default 1000000).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 out=$build/demo
 scratch=$out/vm
 seconds=${DEMO_SECONDS:-3}
+pg_rows=${DEMO_PG_ROWS:-1000000}
+pgbin=/usr/lib/postgresql/15/bin
 t0=$SECONDS
 mkdir -p "$out" "$scratch" "$build/logs"
 
@@ -27,7 +37,7 @@ section() {
 
 build_tools() {
 	nice make -s -C "$top/tools/lib/sframe_jit" OUTPUT="$build/sframe_jit/" \
-		all > /dev/null
+		all tests-postgres > /dev/null
 	nice make -s -C "$top/samples/sframe_jit" OUTPUT="$out/" \
 		LIBDIR="$build/sframe_jit" INCDIR="$top/tools/lib/sframe_jit" \
 		exprjit
@@ -59,6 +69,25 @@ has_sframe() {
 
 	help=$("$perf" record -h 2>&1 || true)
 	grep -q 'record_mode:.*sframe' <<< "$help"
+}
+
+# A cluster for the second act, made on the host, where initdb takes a
+# second rather than most of a minute; the guest unpacks it.
+make_cluster() {
+	local tmp
+
+	rm -rf "$scratch/pg-cluster" "$scratch/pg-cluster.tar.gz"
+	tmp=$(mktemp -d /tmp/demo-pg.XXXXXX) || return 1
+	chown postgres: "$tmp"
+	if ! setpriv --reuid=postgres --regid=postgres --init-groups -- \
+		"$pgbin/initdb" -D "$tmp/data" -A trust -U postgres -E UTF8 \
+		--locale=C --no-sync > "$build/logs/demo-initdb.log" 2>&1; then
+		echo "demo: initdb failed; see $build/logs/demo-initdb.log"
+		rm -rf "$tmp"
+		return 1
+	fi
+	tar -czf "$scratch/pg-cluster.tar.gz" -C "$tmp/data" .
+	rm -rf "$tmp"
 }
 
 # The call graph of perf report, without its header and cut short.
@@ -93,11 +122,25 @@ for mode in $modes; do
 	how+="${how:+, then }--call-graph=$mode"
 done
 section "in the test kernel: perf record -e cpu-clock:u -F 499 $how"
+echo "then PostgreSQL's JIT under sframe-run, with the same modes"
 rm -f "$scratch"/*.data "$scratch"/*.report "$scratch"/*.script "$scratch"/*.log
+rm -rf "$scratch/postgres"
+pg_act=0
+if [ -x "$pgbin/postgres" ] && make_cluster; then
+	pg_act=1
+else
+	echo "demo: no PostgreSQL 15 at $pgbin or no cluster (make deps installs"
+	echo "      postgresql-15): the second act does not run, and the demo fails."
+fi
+guest="rc=0; bash $top/mk/demo/guest.sh $perf $out/exprjit $seconds $scratch $modes || rc=1"
+if [ "$pg_act" = 1 ]; then
+	guest+="; PG_CLUSTER=$scratch/pg-cluster.tar.gz PG_ROWS=$pg_rows"
+	guest+=" bash $top/mk/demo/postgres.sh $perf $build/sframe_jit $scratch/postgres $modes || rc=1"
+fi
+guest+='; exit $rc'
 vm_rc=0
-VM_SCRATCH=$scratch VM_LOG=$build/logs/demo-console.log VM_TIMEOUT=400 \
-	"$top/mk/vm.sh" "bash $top/mk/demo/guest.sh $perf $out/exprjit $seconds $scratch $modes" \
-	> "$out/vm-output.txt" 2>&1 || vm_rc=$?
+VM_SCRATCH=$scratch VM_LOG=$build/logs/demo-console.log VM_TIMEOUT=500 \
+	"$top/mk/vm.sh" "$guest" > "$out/vm-output.txt" 2>&1 || vm_rc=$?
 grep -E '^demo:|^  ' "$out/vm-output.txt" | grep -v '^  mk/' || true
 # The modes that produced a profile; a failed one is reported above.
 done_modes=
@@ -134,6 +177,52 @@ echo "flame graphs (open in a browser; hover for numbers):"
 for mode in $done_modes; do
 	echo "  $out/$mode.svg"
 done
+
+# The second act: the same, of PostgreSQL's backend.
+pg=$scratch/postgres
+pg_modes=
+for mode in $modes; do
+	[ -s "$pg/$mode.script" ] && pg_modes+=" $mode"
+done
+section "act two: PostgreSQL 15's JIT (llvmjit, libLLVM-14) under sframe-run"
+echo "a cluster started as the postgres user under sframe-run, jit_above_cost=0,"
+echo "one session running, over generate_series(1, $pg_rows):"
+echo "    SELECT sum(CASE ... END), count(*) FILTER (WHERE ...), max(...)"
+echo "llvmjit compiles its expressions (evalexpr_*), registers their .eh_frame"
+echo "with __register_frame() and names them to the GDB JIT interface;"
+echo "sframe-run takes both. EXPLAIN ANALYZE says:"
+for mode in $pg_modes; do
+	sed -n "s/^\(JIT:\|  Functions:\|  Options:\|Execution Time:\)/  [$mode] &/p" \
+		"$pg/$mode.explain"
+done
+declare -A pg_share
+for mode in $pg_modes; do
+	section "perf report --call-graph=$mode of the backend (callers above callees, trimmed)"
+	show_report "$pg/$mode.report"
+	awk -f "$top/mk/demo/fold.awk" "$pg/$mode.script" | sort > "$out/postgres-$mode.folded"
+	"$out/flamegraph" -t "PostgreSQL's JIT under perf record --call-graph=$mode" \
+		"$out/postgres-$mode.folded" > "$out/postgres-$mode.svg"
+	pg_share[$mode]=$(awk -v leaf='^evalexpr_' -f "$top/mk/demo/reach.awk" \
+		"$out/postgres-$mode.folded")
+done
+
+section "verdict: samples in PostgreSQL's JIT code (evalexpr_*) whose stack reaches main()"
+for mode in $pg_modes; do
+	read -r reached total <<< "${pg_share[$mode]}"
+	awk -v m="$mode" -v r="$reached" -v t="$total" 'BEGIN {
+		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
+			m, t ? 100 * r / t : 0, r, t
+	}'
+done
+echo "  (neither llvmjit's code nor Debian's postgres keeps frame pointers;"
+echo "  sframe follows the rows sframe-run took from __register_frame() and"
+echo "  converted from each loaded object's .eh_frame)"
+echo "flame graphs:"
+for mode in $pg_modes; do
+	echo "  $out/postgres-$mode.svg"
+done
 echo "demo: done in $((SECONDS - t0)) s"
 [ "$vm_rc" = 0 ] && [ "${done_modes# }" = "fp sframe" ] ||
 	die "half a demo: --call-graph=sframe did not run (see above)"
+[ "${pg_modes# }" = "fp sframe" ] ||
+	die "half a demo: PostgreSQL's act did not run in both modes (see above)"
