@@ -19,7 +19,8 @@
 # --call-graph=MODE attaches to its backend, and once perf says it is
 # recording the session runs QUERY below with EXPLAIN ANALYZE and ends.
 # OUTDIR gets postmaster.log (the postmaster's and sframe-run's lines,
-# the backends' too) and, per MODE:
+# the backends' too) and, per MODE (a --call-graph mode, or bpftrace-fp
+# and bpftrace-sframe: see bpftrace_profile() below):
 #
 #   MODE.data     the recording of the session's backend
 #   MODE.pid      that backend
@@ -172,24 +173,88 @@ backend_of() {
 	return 1
 }
 
-# profile MODE: one session's backend under perf record.
-profile() {
-	local mode=$1 app=sframe-run-$1 in ctl ack reply sess rec pid rc=0
+# session_start MODE: a session named for MODE, idle on its input
+# ($in, a FIFO), whose backend's pid goes to $pid and OUTDIR/MODE.pid.
+session_start() {
+	local mode=$1 app=sframe-run-$1
 
-	rm -f "$out/$mode".* "$pg/$mode".*
-	mkfifo "$pg/$mode.in" "$pg/$mode.ctl" "$pg/$mode.ack" || return 1
-	# The session connects, then waits for its input.
 	PGOPTIONS= PGAPPNAME=$app psql_ < "$pg/$mode.in" > "$out/$mode.explain" 2>&1 &
 	sess=$!
 	exec {in}> "$pg/$mode.in"
 	if ! pid=$(backend_of "$app"); then
-		echo "postgres_profile: --call-graph=$mode: no backend for the session" >&2
+		echo "postgres_profile: $mode: no backend for the session" >&2
 		exec {in}>&-
 		wait "$sess"
 		cat "$out/$mode.explain" >&2
 		return 1
 	fi
 	echo "$pid" > "$out/$mode.pid"
+}
+
+# bpftrace_profile fp|sframe: the session's backend under bpftrace, a
+# profiler that cannot ask for the SFrame walk, with the sysctl
+# kernel.sframe_user_callchains at 0 or 1; OUTDIR/bpftrace-MODE.stacks
+# gets its ustack counts as addresses (BPFTRACE_NO_USER_SYMBOLS: its
+# symbolizer takes minutes over libLLVM-14 under emulation), and
+# bpftrace-MODE.maps the backend's maps, to read them with, taken while
+# the session still runs.
+bpftrace_profile() {
+	local mode=bpftrace-$1 i rc=0 bt on=0
+
+	[ "$1" = sframe ] && on=1
+	rm -f "$out/$mode".* "$pg/$mode".*
+	mkfifo "$pg/$mode.in" || return 1
+	echo "$on" > /proc/sys/kernel/sframe_user_callchains || return 1
+	session_start "$mode" || return 1
+	BPFTRACE_NO_USER_SYMBOLS=1 \
+		bpftrace -e "profile:hz:499 /pid == $pid/ { @[ustack] = count(); }" \
+		> "$out/$mode.stacks" 2> "$out/$mode.log" {in}>&- &
+	bt=$!
+	for ((i = 0; i < tries * 5; i++)); do
+		grep -q '^Attaching' "$out/$mode.stacks" && break
+		kill -0 "$bt" 2> /dev/null || break
+		sleep 0.1
+	done
+	if grep -q '^Attaching' "$out/$mode.stacks"; then
+		# The query, then a mark that psql leaves once it is done.
+		printf 'EXPLAIN (ANALYZE, TIMING OFF) %s;\n\\! touch %s\n' \
+			"$query" "$pg/$mode.done" >&"$in"
+		for ((i = 0; i < tries * 5; i++)); do
+			[ -e "$pg/$mode.done" ] && break
+			kill -0 "$sess" 2> /dev/null || break
+			sleep 0.1
+		done
+		[ -e "$pg/$mode.done" ] || rc=1
+		cat "/proc/$pid/maps" > "$out/$mode.maps"
+		cp "/tmp/perf-$pid.map" "$out/$mode.perf-map" 2> /dev/null
+	else
+		echo "postgres_profile: $mode: bpftrace did not attach:" >&2
+		cat "$out/$mode.log" >&2
+		rc=1
+	fi
+	kill -INT "$bt" 2> /dev/null
+	wait "$bt"
+	exec {in}>&-
+	wait "$sess" || rc=1
+	echo 0 > /proc/sys/kernel/sframe_user_callchains
+	[ "$rc" = 0 ] || cat "$out/$mode.explain" >&2
+	return "$rc"
+}
+
+# profile MODE: one session's backend under perf record.
+profile() {
+	local mode=$1 ctl ack reply rec rc=0
+
+	case "$mode" in
+	bpftrace-fp | bpftrace-sframe)
+		bpftrace_profile "${mode#bpftrace-}"
+		return
+		;;
+	esac
+	rm -f "$out/$mode".* "$pg/$mode".*
+	mkfifo "$pg/$mode.in" "$pg/$mode.ctl" "$pg/$mode.ack" || return 1
+	# The session connects, then waits for its input.
+	session_start "$mode" || return 1
 	# Without the session's input, which must end when ours is closed;
 	# reading the backend's maps takes more than perf's default half a
 	# second under emulation, and a map left out is a frame unnamed.

@@ -18,6 +18,9 @@
 # the JIT's code nor Debian's postgres keeps frame pointers, so the test
 # fails if the rows were not there or not used.  dwarf's share is printed beside
 # them: perf's DWARF unwinder has no CFI for code that no file holds.
+# Then bpftrace, which cannot ask for the SFrame walk: with the sysctl
+# kernel.sframe_user_callchains=1 every ustack whose first frame is in
+# evalexpr_* must reach PostgresMain and main, at 0 at most a quarter.
 # perf script reads only the samples in the JIT's code: the DWARF
 # unwinder takes most of a second a sample under software emulation.
 #
@@ -129,9 +132,12 @@ check() {
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
+modes=(sframe fp dwarf)
+command -v bpftrace > /dev/null && modes+=(bpftrace-sframe bpftrace-fp)
 PG_SCRIPT_JIT_ONLY=1 bash "$here/postgres_profile.sh" "$out" "$perf" "$tmp" \
-	sframe fp dwarf
-result $? "PostgreSQL under sframe-run and perf record, three call-graph modes"
+	"${modes[@]}"
+result $? "PostgreSQL under sframe-run: perf record in three call-graph modes, bpftrace"
+
 
 # EXPLAIN's summary: llvmjit compiled the query's expressions.
 grep -q '^  Functions: [1-9]' "$tmp/sframe.explain" 2> /dev/null
@@ -149,6 +155,85 @@ for mode in sframe fp dwarf; do
 		check "$mode"
 	else
 		result 1 "perf script of --call-graph=$mode"
+	fi
+done
+
+# bpftrace_reach MODE: "reached total" of bpftrace's ustack counts, as
+# reach() of perf's: the stacks whose first address is in evalexpr_*
+# (the backend's perf map), and of them those with one in PostgresMain
+# and, further down, one in main (nm's, moved to where the backend's
+# maps put postgres).
+bpftrace_reach() {
+	local base
+
+	base=$(awk '$6 ~ /\/bin\/postgres$/ && $3 == "00000000" {
+		sub(/-.*/, "", $1); print $1; exit }' "$tmp/bpftrace-$1.maps")
+	nm -D -S --defined-only /usr/lib/postgresql/15/bin/postgres |
+	awk '$4 == "PostgresMain" || $4 == "main" { print "sym", $1, $2, $4 }' |
+	cat - "$tmp/bpftrace-$1.perf-map" "$tmp/bpftrace-$1.stacks" |
+	awk -v base="$base" '
+	function hex(s,    i, c, v) {
+		sub(/^0x/, "", s)
+		v = 0
+		for (i = 1; i <= length(s); i++) {
+			c = index("0123456789abcdef", tolower(substr(s, i, 1)))
+			v = v * 16 + c - 1
+		}
+		return v
+	}
+	function in_range(a, name,    k) {
+		for (k = 1; k <= nr; k++)
+			if (nm[k] == name && a >= lo[k] && a < hi[k])
+				return 1
+		return 0
+	}
+	$1 == "sym" {
+		nr++
+		lo[nr] = hex(base) + hex($2); hi[nr] = lo[nr] + hex($3); nm[nr] = $4
+		next
+	}
+	NF == 3 && $3 ~ /^evalexpr_/ {
+		nr++
+		lo[nr] = hex($1); hi[nr] = lo[nr] + hex($2); nm[nr] = "evalexpr"
+		next
+	}
+	/^@\[/ { first = 1; jit = 0; pm = 0; ok = 0; next }
+	/^\]: [0-9]+$/ {
+		if (jit) {
+			total += $2
+			if (ok)
+				n += $2
+		}
+		next
+	}
+	$1 ~ /^0x[0-9a-f]+$/ {
+		a = hex($1)
+		if (first)
+			jit = in_range(a, "evalexpr")
+		first = 0
+		if (in_range(a, "PostgresMain"))
+			pm = 1
+		else if (pm && in_range(a, "main"))
+			ok = 1
+	}
+	END { printf "%d %d\n", n, total + 0 }'
+}
+
+# Issue 14, item 5: a profiler that cannot ask for the SFrame walk gets
+# it from kernel.sframe_user_callchains=1, and frame pointers at 0.
+for mode in sframe fp; do
+	[ -s "$tmp/bpftrace-$mode.stacks" ] && [ -s "$tmp/bpftrace-$mode.maps" ] || continue
+	read -r r t <<< "$(bpftrace_reach "$mode")"
+	pct=$((t ? 100 * r / t : 0))
+	v=0
+	[ "$mode" = sframe ] && v=1
+	echo "# bpftrace, sframe_user_callchains=$v: $r of $t ustacks in evalexpr_* reach PostgresMain and main ($pct%)"
+	if [ "$mode" = sframe ]; then
+		[ "$t" -ge "$min_samples" ] && [ "$r" = "$t" ]
+		result $? "bpftrace, sframe_user_callchains=1: every ustack in evalexpr_* reaches PostgresMain and main"
+	else
+		[ "$t" -ge "$min_samples" ] && [ "$pct" -le "$max_fp" ]
+		result $? "bpftrace, sframe_user_callchains=0: at most $max_fp% do"
 	fi
 done
 
