@@ -297,7 +297,6 @@ TEST(an_overlapping_frame_replaces_only_a_kept_one, T_KERNEL)
 	jit_image_free(&im);
 }
 
-
 /*
  * The relocatable fixture with its .text "loaded" at @addr: LLVM's copy
  * for debuggers has the section addresses set, its contents as they were.

@@ -225,12 +225,12 @@ registered() {
 }
 
 what="qemu-system-x86_64 (TCG)"
-if record sframe sframe 1 && record fp fp 1 &&
+if record sync sframe 1 && record nofp fp 1 &&
    record worker sframe 0; then
-	registered sframe
+	registered sync
 	result $? "$what: the GDB JIT object named and its .debug_frame registered"
-	check sframe "$what, --call-graph=sframe" all
-	check fp "$what, --call-graph=fp" few
+	check sync "$what, --call-graph=sframe" all
+	check nofp "$what, --call-graph=fp" few
 	check worker "$what, sframe-run's default mode, --call-graph=sframe" jit
 else
 	result 1 "perf record of $what"

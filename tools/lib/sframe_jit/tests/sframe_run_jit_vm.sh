@@ -140,7 +140,7 @@ check() {
 		pct=$((t ? 100 * e / t : 0))
 		echo "# $what: $e of $t samples in leaf start with the JIT's four frames ($pct%)"
 		[ "$t" -ge "$min_samples" ] && [ "$pct" -ge "$min_jit" ]
-		result $? "$what: at least $min_jit% of samples in leaf start with leaf func_b func_a main"
+		result $? "$what: at least $min_jit% of samples in leaf start with the JIT's frames"
 		return
 	fi
 	read -r e t <<< "$(paths "$name")"
