@@ -317,14 +317,75 @@ static inline int sframe_jit__grow(void **arr, uint32_t *cap, uint32_t nr,
 	return 0;
 }
 
-/* An FDE's address range, as eh_frame.c reads it. */
+/**
+ * struct sframe_jit__cie - a CIE, as the CFA interpreter (cfa.c) needs it
+ * @insns: its initial instructions.
+ * @insns_end: their end.
+ * @code_align: the code alignment factor.
+ * @data_align: the data alignment factor.
+ * @ra_reg: the return address column.
+ * @fde_enc: the encoding of its FDEs' addresses ('R'), which
+ *	DW_CFA_set_loc's operand shares.
+ * @sized: its FDEs' augmentation data comes with its length ('z').
+ * @signal: its frames are signal frames ('S').
+ * @usable: the interpreter runs FDEs of it; libdw reads the others.
+ */
+struct sframe_jit__cie {
+	const uint8_t *insns;
+	const uint8_t *insns_end;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	bool sized;
+	bool signal;
+	bool usable;
+};
+
+/* struct sframe_jit__fde.cie of an FDE the interpreter does not run */
+#define SFRAME_JIT__NO_CIE	UINT32_MAX
+
+/**
+ * struct sframe_jit__fde - an FDE, as eh_frame.c reads it
+ * @lo: its first address.
+ * @hi: its end.
+ * @insns: its instructions, for the interpreter.
+ * @insns_end: their end.
+ * @cie: its CIE's index, or SFRAME_JIT__NO_CIE.
+ * @malformed: its CIE or address range cannot be read.
+ * @overlap: it shares bytes with another FDE (cfi.c).
+ */
 struct sframe_jit__fde {
 	uint64_t lo;
 	uint64_t hi;
+	const uint8_t *insns;
+	const uint8_t *insns_end;
+	uint32_t cie;
 	bool malformed;
 	bool overlap;
 };
 
+/**
+ * struct sframe_jit__eh_frame - the entries of an .eh_frame section
+ * @buf: the section's bytes.
+ * @addr: its address.
+ * @cies: its CIEs, in section order.
+ * @nr_cies: their number.
+ * @fdes: its FDEs, in section order until cfi.c sorts them.
+ * @nr_fdes: their number.
+ */
+struct sframe_jit__eh_frame {
+	const uint8_t *buf;
+	uint64_t addr;
+	struct sframe_jit__cie *cies;
+	uint32_t nr_cies;
+	struct sframe_jit__fde *fdes;
+	uint32_t nr_fdes;
+};
+
+int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
+			      struct sframe_jit__eh_frame *eh);
+void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh);
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
