@@ -390,6 +390,64 @@ int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
 
+/**
+ * struct sframe_jit__rows - a growing array of rows
+ * @rows: the rows.
+ * @nr: their number.
+ * @cap: room at @rows.
+ */
+struct sframe_jit__rows {
+	struct sframe_jit_row *rows;
+	uint32_t nr;
+	uint32_t cap;
+};
+
+int sframe_jit__rows_push(struct sframe_jit__rows *r, uint32_t first,
+			  const struct sframe_jit_row *row);
+
+/*
+ * States of one FDE beyond which it is left out ("range"): the libdw
+ * path replays the program once per state, so this bounds the work of
+ * one FDE there to about 3 * 10^7 CFA instructions.  The most in Debian
+ * 12's /usr/lib/x86_64-linux-gnu is 3320.  The interpreter keeps the
+ * bound, so that both paths leave out the same FDEs.
+ */
+#define SFRAME_JIT__CFI_MAX_STATES	8192
+
+/* What became of one FDE, besides -errno. */
+#define SFRAME_JIT__FDE_ROWS		0	/* a function, its rows appended */
+#define SFRAME_JIT__FDE_LEFT_OUT	1	/* left out, for a reason */
+#define SFRAME_JIT__FDE_DEFER		2	/* for libdw to convert */
+
+/* The CFA interpreter; cfa.c */
+struct sframe_jit__cfa;
+
+int sframe_jit__cfa_new(const struct sframe_jit__eh_frame *eh,
+			struct sframe_jit__cfa **cp);
+void sframe_jit__cfa_free(struct sframe_jit__cfa *c);
+int sframe_jit__cfa_fde(struct sframe_jit__cfa *c,
+			const struct sframe_jit__fde *fde,
+			struct sframe_jit__rows *rows, unsigned int *why);
+
+/* The same by libdw (libdw.h's Dwarf_CFI); cfi_libdw.c */
+struct Dwarf_CFI_s;
+
+int sframe_jit__libdw_fde(struct Dwarf_CFI_s *dw, const struct sframe_jit__fde *fde,
+			  struct sframe_jit__rows *rows, unsigned int *why);
+
+/* sframe_jit__cfi_convert() @how */
+#define SFRAME_JIT__CFI_LIBDW		0x1	/* every FDE by libdw */
+#define SFRAME_JIT__CFI_OUTCOMES	0x2	/* keep each FDE's outcome */
+
+/* An FDE's outcome: a reason, or this for a function. */
+#define SFRAME_JIT__CFI_CONVERTED	0xff
+
+int sframe_jit__cfi_convert(const void *image, size_t size, unsigned int how,
+			    struct sframe_jit_cfi **cfip);
+const uint8_t *sframe_jit__cfi_outcomes(const struct sframe_jit_cfi *cfi,
+					uint32_t *nrp);
+uint64_t sframe_jit__cfi_nr_by_libdw(const struct sframe_jit_cfi *cfi);
+
 /* The size rules of an options structure. */
 int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
 			   size_t known);
