@@ -471,6 +471,7 @@ static void xcheck(const char *path, bool required)
 	EXPECT(res.nr_funcs > 0);
 	EXPECT(res.addrs > res.nr_funcs);
 	EXPECT_EQ(0, res.mismatches);
+	EXPECT_EQ(0, res.fde_diffs);
 }
 
 TEST(cfi_cross_check_finds_libdw_at_every_sampled_address, T_MEM)
