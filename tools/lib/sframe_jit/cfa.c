@@ -436,11 +436,14 @@ static bool frame_row(const struct state *st, struct sframe_jit_row *row,
 
 /*
  * The probe's state ends: its row, or the reason the FDE is left out,
- * checked in the order of cfi_libdw.c's probe().
+ * checked in the order of cfi_libdw.c's probe().  The row is made in
+ * its slot, past the last row, and kept there unless it repeats the
+ * rules of the row before it.
  */
 static int probe_end(struct run *r)
 {
-	struct sframe_jit_row row;
+	struct sframe_jit__rows *rows = r->rows;
+	struct sframe_jit_row *row;
 	int err;
 
 	if (r->st.start < r->fde->lo)
@@ -449,13 +452,22 @@ static int probe_end(struct run *r)
 		r->why = SFRAME_JIT_CFI_SIGNAL;
 	else if (r->cie->ra_reg != DWARF_RA)
 		r->why = SFRAME_JIT_CFI_RA_RULE;
-	else if (frame_row(&r->st, &row, &r->why))
-		goto push;
+	else
+		goto row;
 	return LEFT_OUT;
-push:
-	row.start_off = r->probe - r->fde->lo;
-	err = sframe_jit__rows_push(r->rows, r->first, &row);
-	return err ? err : GO;
+row:
+	if (rows->nr == rows->cap) {
+		err = sframe_jit__rows_grow(rows);
+		if (err)
+			return err;
+	}
+	row = &rows->rows[rows->nr];
+	if (!frame_row(&r->st, row, &r->why))
+		return LEFT_OUT;
+	row->start_off = r->probe - r->fde->lo;
+	if (rows->nr == r->first || !sframe_jit__same_rules(row - 1, row))
+		rows->nr++;
+	return GO;
 }
 
 /*
@@ -670,19 +682,20 @@ static int run(struct run *r)
 static const struct state *cie_state(struct sframe_jit__cfa *c, uint32_t idx)
 {
 	const struct sframe_jit__cie *cie = &c->eh->cies[idx];
-	struct run r = {
-		.c	= c,
-		.cie	= cie,
-		.p	= cie->insns,
-		.end	= cie->insns_end,
-		.st	= {
-			.cfa	= CFA_UNDEFINED,
-			.ra	= { .slot = SLOT_SAME },
-			.rbp	= { .slot = SLOT_SAME },
-		},
-	};
+	struct run r;
 
 	if (c->cie_done[idx] == CIE_TODO) {
+		r = (struct run) {
+			.c	= c,
+			.cie	= cie,
+			.p	= cie->insns,
+			.end	= cie->insns_end,
+			.st	= {
+				.cfa	= CFA_UNDEFINED,
+				.ra	= { .slot = SLOT_SAME },
+				.rbp	= { .slot = SLOT_SAME },
+			},
+		};
 		c->cie_done[idx] = run(&r) == GO ? CIE_OK : CIE_LIBDW;
 		c->cie_states[idx] = r.st;
 	}
@@ -705,27 +718,29 @@ int sframe_jit__cfa_fde(struct sframe_jit__cfa *c,
 			const struct sframe_jit__fde *fde,
 			struct sframe_jit__rows *rows, unsigned int *why)
 {
-	struct run r = {
-		.c	= c,
-		.fde	= fde,
-		.p	= fde->insns,
-		.end	= fde->insns_end,
-		.loc	= fde->lo,
-		.probe	= fde->lo,
-		.states	= 1,
-		.first	= rows->nr,
-		.rows	= rows,
-	};
+	struct run r;
 	int ret;
 
+	/* Field by field: an initializer would clear the whole run first. */
 	if (fde->cie == SFRAME_JIT__NO_CIE)
 		return SFRAME_JIT__FDE_DEFER;
-	r.cie = &c->eh->cies[fde->cie];
 	r.init = cie_state(c, fde->cie);
 	if (!r.init)
 		return SFRAME_JIT__FDE_DEFER;
+	r.c = c;
+	r.cie = &c->eh->cies[fde->cie];
+	r.p = fde->insns;
+	r.end = fde->insns_end;
 	r.st = *r.init;
 	r.st.start = fde->lo;
+	r.depth = 0;
+	r.loc = fde->lo;
+	r.fde = fde;
+	r.probe = fde->lo;
+	r.states = 1;
+	r.first = rows->nr;
+	r.rows = rows;
+	r.why = 0;
 	ret = run(&r);
 	if (ret == GO)
 		ret = probe_end(&r);

@@ -34,64 +34,57 @@ struct sframe_jit_cfi {
 	uint8_t *outcomes;
 };
 
-/* One conversion: libdw's reading of the object is made on first need. */
+/*
+ * One conversion: libdw's reading of the object is made on first need;
+ * each function's rows are interned in @share as soon as they are made.
+ */
 struct convert {
 	struct sframe_jit_cfi *cfi;
 	Elf *elf;
 	Dwarf_CFI *dw;
 	struct sframe_jit__cfa *cfa;
+	struct sframe_jit__share *share;
 	unsigned int how;
 };
 
-static bool same_rules(const struct sframe_jit_row *a,
-		       const struct sframe_jit_row *b)
-{
-	return a->cfa_base == b->cfa_base && a->cfa_off == b->cfa_off &&
-	       a->ra_off == b->ra_off && a->fp_off == b->fp_off &&
-	       a->flags == b->flags;
-}
-
 /**
- * sframe_jit__rows_push() - append a row of a function
+ * sframe_jit__rows_grow() - make room for one more row
  * @r: the rows.
- * @first: where the function's rows start in @r.
- * @row: the row.
- *
- * A row with the same rules as the function's last one adds nothing:
- * libdw starts a state at every advance, even one after which nothing
- * changed.
  *
  * Return: 0, -ENOMEM or -E2BIG.
  */
-int sframe_jit__rows_push(struct sframe_jit__rows *r, uint32_t first,
-			  const struct sframe_jit_row *row)
+int sframe_jit__rows_grow(struct sframe_jit__rows *r)
 {
-	int err;
-
-	if (r->nr > first && same_rules(&r->rows[r->nr - 1], row))
-		return 0;
-	err = sframe_jit__grow((void **)&r->rows, &r->cap, r->nr,
-			       sizeof(*row));
-	if (err)
-		return err;
-	r->rows[r->nr++] = *row;
-	return 0;
+	return sframe_jit__grow((void **)&r->rows, &r->cap, r->nr,
+				sizeof(*r->rows));
 }
 
-static int func_push(struct sframe_jit_cfi *cfi,
-		     const struct sframe_jit__fde *fde, uint32_t first)
+/*
+ * The function of an FDE whose rows start at @first, which are interned
+ * (and dropped if an equal sequence came before): its first_row is the
+ * sequence's index until cfi_share() lays the sequences out.
+ */
+static int func_push(struct convert *c, const struct sframe_jit__fde *fde,
+		     uint32_t first)
 {
+	struct sframe_jit_cfi *cfi = c->cfi;
+	uint32_t nr = cfi->rows.nr - first;
+	int64_t seq;
 	int err;
 
 	err = sframe_jit__grow((void **)&cfi->funcs, &cfi->funcs_cap,
 			       cfi->nr_funcs, sizeof(*cfi->funcs));
 	if (err)
 		return err;
+	seq = sframe_jit__share_seq(c->share, &cfi->rows, first);
+	if (seq < 0)
+		return seq;
+	cfi->nr_func_rows += nr;
 	cfi->funcs[cfi->nr_funcs++] = (struct sframe_jit__func) {
 		.start		= fde->lo,
 		.size		= fde->hi - fde->lo,
-		.first_row	= first,
-		.nr_rows	= cfi->rows.nr - first,
+		.first_row	= seq,
+		.nr_rows	= nr,
 	};
 	return 0;
 }
@@ -152,7 +145,7 @@ static int fde_convert(struct convert *c, const struct sframe_jit__fde *fde,
 		ret = 0;
 	} else {
 		why = SFRAME_JIT__CFI_CONVERTED;
-		ret = func_push(cfi, fde, first);
+		ret = func_push(c, fde, first);
 	}
 	if (cfi->outcomes)
 		cfi->outcomes[idx] = why;
@@ -166,6 +159,17 @@ static int fde_cmp(const void *a, const void *b)
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* ld writes the FDEs of a link in address order, as a rule. */
+static bool fdes_sorted(const struct sframe_jit__fde *f, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 1; i < n; i++)
+		if (fde_cmp(&f[i - 1], &f[i]) > 0)
+			return false;
+	return true;
 }
 
 static bool fde_counts(const struct sframe_jit__fde *f)
@@ -243,12 +247,18 @@ static int fdes_convert(struct convert *c, struct sframe_jit__eh_frame *eh)
 	err = sframe_jit__cfa_new(eh, &c->cfa);
 	if (err)
 		return err;
-	qsort(fdes, nr, sizeof(*fdes), fde_cmp);
+	/* Functions repeat shapes: a third as many sequences, about. */
+	err = sframe_jit__share_new(nr / 2, &c->share);
+	if (err)
+		goto out_cfa;
+	if (!fdes_sorted(fdes, nr))
+		qsort(fdes, nr, sizeof(*fdes), fde_cmp);
 	overlaps_mark(fdes, nr);
 	for (i = 0; i < nr && !err; i++)
 		err = fde_convert(c, &fdes[i], i);
 	if (c->dw)
 		dwarf_cfi_end(c->dw);
+out_cfa:
 	sframe_jit__cfa_free(c->cfa);
 	return err;
 }
@@ -258,11 +268,22 @@ static int fdes_convert(struct convert *c, struct sframe_jit__eh_frame *eh)
  * SFRAME_JIT_F_SHARE_ROWS takes them as they are, and the table itself
  * shrinks as much.
  */
-static int cfi_share(struct sframe_jit_cfi *cfi)
+static int cfi_share(struct convert *c)
 {
-	cfi->nr_func_rows = cfi->rows.nr;
-	return sframe_jit__share_rows(cfi->funcs, cfi->nr_funcs,
-				      &cfi->rows.rows, &cfi->rows.nr);
+	struct sframe_jit__rows *r = &c->cfi->rows;
+	struct sframe_jit_row *rows;
+	int err;
+
+	err = sframe_jit__share_place(c->share, r, c->cfi->funcs,
+				      c->cfi->nr_funcs);
+	if (err)
+		return err;
+	rows = realloc(r->rows, (size_t)(r->nr ?: 1) * sizeof(*r->rows));
+	if (rows) {
+		r->rows = rows;
+		r->cap = r->nr ?: 1;
+	}
+	return 0;
 }
 
 /**
@@ -299,8 +320,9 @@ int sframe_jit__cfi_convert(const void *image, size_t size, unsigned int how,
 	}
 	c.cfi->nr_fdes = eh.nr_fdes;
 	err = fdes_convert(&c, &eh);
-	if (!err)
-		err = cfi_share(c.cfi);
+	if (!err && c.share)
+		err = cfi_share(&c);
+	sframe_jit__share_free(c.share);
 	if (err) {
 		sframe_jit_cfi_free(c.cfi);
 		goto out_eh;

@@ -402,8 +402,49 @@ struct sframe_jit__rows {
 	uint32_t cap;
 };
 
-int sframe_jit__rows_push(struct sframe_jit__rows *r, uint32_t first,
-			  const struct sframe_jit_row *row);
+int sframe_jit__rows_grow(struct sframe_jit__rows *r);
+
+static inline bool sframe_jit__same_rules(const struct sframe_jit_row *a,
+					  const struct sframe_jit_row *b)
+{
+	return a->cfa_base == b->cfa_base && a->cfa_off == b->cfa_off &&
+	       a->ra_off == b->ra_off && a->fp_off == b->fp_off &&
+	       a->flags == b->flags;
+}
+
+/*
+ * Append a row to the function whose rows start at @first.  A row with
+ * the same rules as the function's last one adds nothing: libdw starts
+ * a state at every advance, even one after which nothing changed.
+ * Inline: it runs once per state of every FDE.  0, -ENOMEM or -E2BIG.
+ */
+static inline int sframe_jit__rows_push(struct sframe_jit__rows *r,
+					uint32_t first,
+					const struct sframe_jit_row *row)
+{
+	int err;
+
+	if (r->nr > first && sframe_jit__same_rules(&r->rows[r->nr - 1], row))
+		return 0;
+	if (r->nr == r->cap) {
+		err = sframe_jit__rows_grow(r);
+		if (err)
+			return err;
+	}
+	r->rows[r->nr++] = *row;
+	return 0;
+}
+
+/* Sequences of rows interned as they are made, then laid out; share.c */
+struct sframe_jit__share;
+
+int sframe_jit__share_new(uint32_t hint, struct sframe_jit__share **sp);
+void sframe_jit__share_free(struct sframe_jit__share *s);
+int64_t sframe_jit__share_seq(struct sframe_jit__share *s,
+			      struct sframe_jit__rows *r, uint32_t first);
+int sframe_jit__share_place(struct sframe_jit__share *s,
+			    struct sframe_jit__rows *r,
+			    struct sframe_jit__func *funcs, uint32_t nr_funcs);
 
 /*
  * States of one FDE beyond which it is left out ("range"): the libdw
