@@ -32,9 +32,12 @@ static bool verbose;
 /*
  * How long the start-up thread waits before it converts: a program
  * that is over by then (a compiler's driver, a shell's command) costs
- * no conversion at all.
+ * no conversion at all.  At least this, and DELAY_SCALE times the CPU
+ * time the process took to get to the constructor (delay_get()).
  */
-static unsigned long delay_ms = 20;
+#define DELAY_MIN_MS	20
+#define DELAY_SCALE	10
+static unsigned long delay_ms = DELAY_MIN_MS;
 static void *(*real_dlopen)(const char *file, int mode);
 static int (*real_dlclose)(void *handle);
 /* Set while sframe-run itself runs on a thread, which must not recurse. */
@@ -154,6 +157,33 @@ static bool worker_start(void)
 	return !err;
 }
 
+/*
+ * The delay, unless SFRAME_RUN_DELAY_MS sets it: scaled by how long the
+ * loader took to get the process here, in its CPU time, because a
+ * fixed delay is right for one machine only.  Under software emulation
+ * everything is 30 to 100 times slower, a program that ends in 300 ms
+ * there ends in 10 here, and a conversion on a second emulated CPU
+ * slows the program's as much as running beside it on the first (the
+ * emulated CPUs share the host's): the wait must grow as the machine
+ * slows down.  On real hardware the loader takes a millisecond or two
+ * for most programs, and the wait stays 20 ms; for lli-14, whose
+ * libLLVM takes 8 ms to relocate, it is 80 ms.
+ */
+static unsigned long delay_get(void)
+{
+	const char *v = getenv("SFRAME_RUN_DELAY_MS");
+	struct timespec ts;
+	unsigned long ms;
+
+	if (v && *v)
+		return strtoul(v, NULL, 10);
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return DELAY_MIN_MS;
+	ms = ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ms * DELAY_SCALE > DELAY_MIN_MS ? ms * DELAY_SCALE :
+						 DELAY_MIN_MS;
+}
+
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&tracker.lock);
@@ -181,7 +211,6 @@ __attribute__((constructor)) static void sframe_run_init(void)
 {
 	const struct sframe_run_ops *ops = &sframe_run__kernel_ops;
 	int saved = errno;
-	const char *delay;
 
 	resolve();
 	verbose = env_set("SFRAME_RUN_VERBOSE");
@@ -202,9 +231,10 @@ __attribute__((constructor)) static void sframe_run_init(void)
 	inside = true;
 	sframe_run__tracker_sync(&tracker);
 	inside = false;
-	delay = getenv("SFRAME_RUN_DELAY_MS");
-	if (delay)
-		delay_ms = strtoul(delay, NULL, 10);
+	delay_ms = delay_get();
+	if (verbose && !env_set("SFRAME_RUN_SYNC"))
+		fprintf(stderr, "sframe-run: start-up thread waits %lu ms\n",
+			delay_ms);
 	if (env_set("SFRAME_RUN_SYNC"))
 		goto work;
 	sframe_run__tracker_defer(&tracker);
