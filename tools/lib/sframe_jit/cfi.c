@@ -89,6 +89,22 @@ static int func_push(struct convert *c, const struct sframe_jit__fde *fde,
 	return 0;
 }
 
+/*
+ * Room for the rows of @nr FDEs at once: libLLVM-14 keeps five distinct
+ * rows per FDE, and growing by doubling would copy them over and over.
+ * Pages of the room that are never written are never allocated.
+ */
+static int rows_reserve(struct sframe_jit__rows *r, uint32_t nr)
+{
+	uint32_t cap = nr < UINT32_MAX / 8 ? nr * 8 : UINT32_MAX / 2;
+
+	r->rows = malloc((size_t)(cap ?: 1) * sizeof(*r->rows));
+	if (!r->rows)
+		return -ENOMEM;
+	r->cap = cap ?: 1;
+	return 0;
+}
+
 /* What leaves an FDE out before its program is looked at. */
 static bool fde_unusable(const struct sframe_jit__fde *fde, unsigned int *why)
 {
@@ -251,8 +267,12 @@ static int fdes_convert(struct convert *c, struct sframe_jit__eh_frame *eh)
 	err = sframe_jit__share_new(nr / 2, &c->share);
 	if (err)
 		goto out_cfa;
-	if (!fdes_sorted(fdes, nr))
+	err = rows_reserve(&c->cfi->rows, nr);
+	if (err)
+		goto out_cfa;
+	if (!fdes_sorted(fdes, nr) && sframe_jit__fdes_sort(&eh->fdes, nr))
 		qsort(fdes, nr, sizeof(*fdes), fde_cmp);
+	fdes = eh->fdes;
 	overlaps_mark(fdes, nr);
 	for (i = 0; i < nr && !err; i++)
 		err = fde_convert(c, &fdes[i], i);

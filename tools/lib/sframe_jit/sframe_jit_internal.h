@@ -389,6 +389,7 @@ void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh);
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
+int sframe_jit__fdes_sort(struct sframe_jit__fde **fdesp, uint32_t nr);
 
 /**
  * struct sframe_jit__rows - a growing array of rows
