@@ -41,7 +41,8 @@ struct sframe_jit_cfi {
 struct convert {
 	struct sframe_jit_cfi *cfi;
 	Elf *elf;
-	Dwarf_CFI *dw;
+	const struct sframe_jit__dw *dw;
+	Dwarf_CFI *dw_cfi;
 	struct sframe_jit__cfa *cfa;
 	struct sframe_jit__share *share;
 	unsigned int how;
@@ -124,13 +125,16 @@ static bool fde_unusable(const struct sframe_jit__fde *fde, unsigned int *why)
 static int by_libdw(struct convert *c, const struct sframe_jit__fde *fde,
 		    unsigned int *why)
 {
-	if (!c->dw) {
-		c->dw = dwarf_getcfi_elf(c->elf);
+	if (!c->dw_cfi) {
+		c->dw = sframe_jit__dw();
 		if (!c->dw)
+			return -ENOSYS;
+		c->dw_cfi = c->dw->getcfi_elf(c->elf);
+		if (!c->dw_cfi)
 			return -ENOEXEC;
 	}
 	c->cfi->nr_by_libdw++;
-	return sframe_jit__libdw_fde(c->dw, fde, &c->cfi->rows, why);
+	return sframe_jit__libdw_fde(c->dw, c->dw_cfi, fde, &c->cfi->rows, why);
 }
 
 /*
@@ -276,8 +280,8 @@ static int fdes_convert(struct convert *c, struct sframe_jit__eh_frame *eh)
 	overlaps_mark(fdes, nr);
 	for (i = 0; i < nr && !err; i++)
 		err = fde_convert(c, &fdes[i], i);
-	if (c->dw)
-		dwarf_cfi_end(c->dw);
+	if (c->dw_cfi)
+		c->dw->cfi_end(c->dw_cfi);
 out_cfa:
 	sframe_jit__cfa_free(c->cfa);
 	return err;

@@ -58,15 +58,15 @@ static bool at_cfa(const Dwarf_Op *ops, size_t nops, int64_t *off)
  * with GCC), then in an expression; under a frame pointer it needs
  * neither, and converts.
  */
-static bool cfa_rule(Dwarf_Frame *frame, struct sframe_jit_row *row,
-		     unsigned int *why)
+static bool cfa_rule(const struct sframe_jit__dw *dw, Dwarf_Frame *frame,
+		     struct sframe_jit_row *row, unsigned int *why)
 {
 	Dwarf_Op *ops;
 	size_t nops;
 	uint64_t reg;
 	int64_t off;
 
-	if (dwarf_frame_cfa(frame, &ops, &nops) || !nops) {
+	if (dw->frame_cfa(frame, &ops, &nops) || !nops) {
 		*why = SFRAME_JIT_CFI_MALFORMED;
 		return false;
 	}
@@ -118,14 +118,14 @@ static bool ra_rule(const Dwarf_Op *ops, size_t nops,
  * has the same value; "undefined" says the caller's value is lost, and a
  * row can only say it is still in RBP, as a frame pointer walk assumes.
  */
-static bool rbp_rule(Dwarf_Frame *frame, struct sframe_jit_row *row,
-		     unsigned int *why)
+static bool rbp_rule(const struct sframe_jit__dw *dw, Dwarf_Frame *frame,
+		     struct sframe_jit_row *row, unsigned int *why)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 	int64_t off;
 
-	if (dwarf_frame_register(frame, DWARF_RBP, mem, &ops, &nops)) {
+	if (dw->frame_register(frame, DWARF_RBP, mem, &ops, &nops)) {
 		*why = SFRAME_JIT_CFI_MALFORMED;
 		return false;
 	}
@@ -151,14 +151,14 @@ static bool rbp_rule(Dwarf_Frame *frame, struct sframe_jit_row *row,
  * first function), where nothing else of the frame matters: the unwind
  * stops there.
  */
-static bool frame_row(Dwarf_Frame *frame, struct sframe_jit_row *row,
-		      unsigned int *why)
+static bool frame_row(const struct sframe_jit__dw *dw, Dwarf_Frame *frame,
+		      struct sframe_jit_row *row, unsigned int *why)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
 
 	memset(row, 0, sizeof(*row));
-	if (dwarf_frame_register(frame, DWARF_RA, mem, &ops, &nops)) {
+	if (dw->frame_register(frame, DWARF_RA, mem, &ops, &nops)) {
 		*why = SFRAME_JIT_CFI_MALFORMED;
 		return false;
 	}
@@ -168,8 +168,8 @@ static bool frame_row(Dwarf_Frame *frame, struct sframe_jit_row *row,
 		row->flags = SFRAME_JIT_ROW_RA_UNDEFINED;
 		return true;
 	}
-	return cfa_rule(frame, row, why) && ra_rule(ops, nops, row, why) &&
-	       rbp_rule(frame, row, why);
+	return cfa_rule(dw, frame, row, why) &&
+	       ra_rule(ops, nops, row, why) && rbp_rule(dw, frame, row, why);
 }
 
 /*
@@ -191,20 +191,20 @@ static bool frame_row(Dwarf_Frame *frame, struct sframe_jit_row *row,
  * be another FDE's (which the overlap check rules out) or that of a
  * program that moves backwards: malformed.
  */
-static bool probe(Dwarf_CFI *dw, const struct sframe_jit__fde *fde,
-		  uint64_t addr, struct sframe_jit_row *row, uint64_t *end,
-		  unsigned int *why)
+static bool probe(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi,
+		  const struct sframe_jit__fde *fde, uint64_t addr,
+		  struct sframe_jit_row *row, uint64_t *end, unsigned int *why)
 {
 	Dwarf_Addr start, stop;
 	Dwarf_Frame *frame;
 	bool signal, ok = false;
 	int ra;
 
-	if (dwarf_cfi_addrframe(dw, addr, &frame)) {
+	if (dw->cfi_addrframe(cfi, addr, &frame)) {
 		*why = SFRAME_JIT_CFI_MALFORMED;
 		return false;
 	}
-	ra = dwarf_frame_info(frame, &start, &stop, &signal);
+	ra = dw->frame_info(frame, &start, &stop, &signal);
 	if (ra < 0 || start > addr || stop <= addr || start < fde->lo)
 		*why = SFRAME_JIT_CFI_MALFORMED;
 	else if (signal)
@@ -212,7 +212,7 @@ static bool probe(Dwarf_CFI *dw, const struct sframe_jit__fde *fde,
 	else if (ra != DWARF_RA)
 		*why = SFRAME_JIT_CFI_RA_RULE;
 	else
-		ok = frame_row(frame, row, why);
+		ok = frame_row(dw, frame, row, why);
 	free(frame);
 	*end = stop < fde->hi ? stop : fde->hi;
 	return ok;
@@ -220,7 +220,8 @@ static bool probe(Dwarf_CFI *dw, const struct sframe_jit__fde *fde,
 
 /**
  * sframe_jit__libdw_fde() - one FDE's rows, as libdw computes them
- * @dw: libdw's reading of the object's .eh_frame.
+ * @dw: libdw (sframe_jit__dw()).
+ * @cfi: libdw's reading of the object's .eh_frame.
  * @fde: the FDE, neither malformed, empty, overlapping nor too long.
  * @rows: where its rows go, after those there.
  * @why: with SFRAME_JIT__FDE_LEFT_OUT, the reason.
@@ -231,7 +232,8 @@ static bool probe(Dwarf_CFI *dw, const struct sframe_jit__fde *fde,
  *
  * Return: SFRAME_JIT__FDE_ROWS, SFRAME_JIT__FDE_LEFT_OUT, or -ENOMEM.
  */
-int sframe_jit__libdw_fde(Dwarf_CFI *dw, const struct sframe_jit__fde *fde,
+int sframe_jit__libdw_fde(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi,
+			  const struct sframe_jit__fde *fde,
 			  struct sframe_jit__rows *rows, unsigned int *why)
 {
 	uint32_t first = rows->nr, states = 0;
@@ -244,7 +246,7 @@ int sframe_jit__libdw_fde(Dwarf_CFI *dw, const struct sframe_jit__fde *fde,
 			*why = SFRAME_JIT_CFI_RANGE;
 			return SFRAME_JIT__FDE_LEFT_OUT;
 		}
-		if (!probe(dw, fde, addr, &row, &end, why))
+		if (!probe(dw, cfi, fde, addr, &row, &end, why))
 			return SFRAME_JIT__FDE_LEFT_OUT;
 		row.start_off = addr - fde->lo;
 		err = sframe_jit__rows_push(rows, first, &row);

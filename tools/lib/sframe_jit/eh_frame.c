@@ -221,7 +221,7 @@ static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
  * each entry libdw rejects but can step over.  The walk ends at the
  * section's end, at a terminator, or at an entry libdw cannot step over.
  *
- * Return: 0; -ENOMEM; -E2BIG past 2^31 entries.
+ * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ENOSYS without libdw.
  */
 int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__eh_frame *eh)
@@ -235,14 +235,17 @@ int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
 		.d_type	= ELF_T_BYTE,
 		.d_size	= size,
 	};
+	const struct sframe_jit__dw *dw = sframe_jit__dw();
 	struct fde_walk w = { .buf = buf, .addr = addr };
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
 	int ret, err = 0;
 
+	if (!dw)
+		return -ENOSYS;
 	while (!err) {
 		next = (Dwarf_Off)-1;
-		ret = dwarf_next_cfi(ident, &data, true, off, &next, &e);
+		ret = dw->next_cfi(ident, &data, true, off, &next, &e);
 		if (ret > 0)
 			break;
 		if (ret < 0)
@@ -299,7 +302,7 @@ void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh)
  * step over.  The walk ends at the section's end, at a terminator, or at
  * an entry libdw cannot step over.
  *
- * Return: 0; -ENOMEM; -E2BIG past 2^31 entries.
+ * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ENOSYS without libdw.
  */
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,

@@ -8,6 +8,7 @@
 #ifndef __SFRAME_JIT_INTERNAL_H
 #define __SFRAME_JIT_INTERNAL_H
 
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -471,10 +472,36 @@ int sframe_jit__cfa_fde(struct sframe_jit__cfa *c,
 			const struct sframe_jit__fde *fde,
 			struct sframe_jit__rows *rows, unsigned int *why);
 
-/* The same by libdw (libdw.h's Dwarf_CFI); cfi_libdw.c */
-struct Dwarf_CFI_s;
+/**
+ * struct sframe_jit__dw - the libdw functions the library calls; dw.c
+ * @next_cfi: dwarf_next_cfi().
+ * @getcfi_elf: dwarf_getcfi_elf().
+ * @cfi_end: dwarf_cfi_end().
+ * @cfi_addrframe: dwarf_cfi_addrframe().
+ * @frame_info: dwarf_frame_info().
+ * @frame_cfa: dwarf_frame_cfa().
+ * @frame_register: dwarf_frame_register().
+ */
+struct sframe_jit__dw {
+	int (*next_cfi)(const unsigned char e_ident[], Elf_Data *data,
+			bool eh_frame_p, Dwarf_Off offset,
+			Dwarf_Off *next_offset, Dwarf_CFI_Entry *entry);
+	Dwarf_CFI *(*getcfi_elf)(Elf *elf);
+	int (*cfi_end)(Dwarf_CFI *cache);
+	int (*cfi_addrframe)(Dwarf_CFI *cache, Dwarf_Addr address,
+			     Dwarf_Frame **frame);
+	int (*frame_info)(Dwarf_Frame *frame, Dwarf_Addr *start,
+			  Dwarf_Addr *end, bool *signalp);
+	int (*frame_cfa)(Dwarf_Frame *frame, Dwarf_Op **ops, size_t *nops);
+	int (*frame_register)(Dwarf_Frame *frame, int regno,
+			      Dwarf_Op ops_mem[3], Dwarf_Op **ops,
+			      size_t *nops);
+};
 
-int sframe_jit__libdw_fde(struct Dwarf_CFI_s *dw, const struct sframe_jit__fde *fde,
+const struct sframe_jit__dw *sframe_jit__dw(void);
+
+/* The same by libdw; cfi_libdw.c */
+int sframe_jit__libdw_fde(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi, const struct sframe_jit__fde *fde,
 			  struct sframe_jit__rows *rows, unsigned int *why);
 
 /* sframe_jit__cfi_convert() @how */

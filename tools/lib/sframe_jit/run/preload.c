@@ -127,6 +127,12 @@ static void *worker(void *arg)
 	inside = true;
 	while (nanosleep(&delay, &delay) && errno == EINTR)
 		;
+	/*
+	 * libdw, loaded now rather than at the program's start (dw.c),
+	 * at the program's priority: exit() waits for the loader's lock
+	 * that the load holds.
+	 */
+	sframe_jit__dw();
 	setpriority(PRIO_PROCESS, gettid(), 19);
 	sframe_run__tracker_work(&tracker, true);
 	return NULL;
