@@ -94,13 +94,19 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 32);
 }
 
-/* The running hash after one more row. */
+/*
+ * The running hash after one more row: its two words of fields folded
+ * into one step, the second multiplied so that no field cancels one of
+ * the first (the hash only spreads: equality is checked row by row).
+ */
 static uint64_t hash_row(uint64_t h, const struct sframe_jit_row *r)
 {
-	h = mix(h, (uint64_t)r->start_off << 32 | (uint32_t)r->cfa_off);
-	return mix(h, (uint64_t)(uint16_t)r->ra_off << 32 |
-		      (uint32_t)(uint16_t)r->fp_off << 16 |
-		      (uint32_t)r->cfa_base << 8 | r->flags);
+	uint64_t a = (uint64_t)r->start_off << 32 | (uint32_t)r->cfa_off;
+	uint64_t b = (uint64_t)(uint16_t)r->ra_off << 32 |
+		     (uint32_t)(uint16_t)r->fp_off << 16 |
+		     (uint32_t)r->cfa_base << 8 | r->flags;
+
+	return mix(h, a ^ b * 0x9e3779b97f4a7c15ULL);
 }
 
 /* The hash of a sequence of @nr rows, from the running hash @h. */
