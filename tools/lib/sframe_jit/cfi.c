@@ -128,7 +128,7 @@ static int by_libdw(struct convert *c, const struct sframe_jit__fde *fde,
 	if (!c->dw_cfi) {
 		c->dw = sframe_jit__dw();
 		if (!c->dw)
-			return -ENOSYS;
+			return -ELIBACC;
 		c->dw_cfi = c->dw->getcfi_elf(c->elf);
 		if (!c->dw_cfi)
 			return -ENOEXEC;

@@ -221,7 +221,7 @@ static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
  * each entry libdw rejects but can step over.  The walk ends at the
  * section's end, at a terminator, or at an entry libdw cannot step over.
  *
- * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ENOSYS without libdw.
+ * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ELIBACC without libdw.
  */
 int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__eh_frame *eh)
@@ -242,7 +242,7 @@ int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
 	int ret, err = 0;
 
 	if (!dw)
-		return -ENOSYS;
+		return -ELIBACC;
 	while (!err) {
 		next = (Dwarf_Off)-1;
 		ret = dw->next_cfi(ident, &data, true, off, &next, &e);
@@ -302,7 +302,7 @@ void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh)
  * step over.  The walk ends at the section's end, at a terminator, or at
  * an entry libdw cannot step over.
  *
- * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ENOSYS without libdw.
+ * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ELIBACC without libdw.
  */
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,

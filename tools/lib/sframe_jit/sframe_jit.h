@@ -570,7 +570,7 @@ struct sframe_jit_cfi;
  * Return: the number of functions; -EINVAL for bad arguments; -ENOEXEC
  * for what is not an ELF object; -EOPNOTSUPP for another class, byte
  * order or machine, or a relocatable object, whose addresses are not
- * final; -ENOENT when it has no .eh_frame; -ENOSYS when libdw.so.1,
+ * final; -ENOENT when it has no .eh_frame; -ELIBACC when libdw.so.1,
  * which walks .eh_frame's entries, cannot be loaded; -ENOMEM.
  */
 SFRAME_JIT_API int sframe_jit_cfi_convert(const void *image, size_t size,

@@ -501,7 +501,8 @@ struct sframe_jit__dw {
 const struct sframe_jit__dw *sframe_jit__dw(void);
 
 /* The same by libdw; cfi_libdw.c */
-int sframe_jit__libdw_fde(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi, const struct sframe_jit__fde *fde,
+int sframe_jit__libdw_fde(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi,
+			  const struct sframe_jit__fde *fde,
 			  struct sframe_jit__rows *rows, unsigned int *why);
 
 /* sframe_jit__cfi_convert() @how */
