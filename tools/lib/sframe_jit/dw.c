@@ -25,6 +25,8 @@
 static struct sframe_jit__dw dw;
 static bool dw_ok;
 static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+/* Set on the thread that runs dw_load(), while it runs. */
+static __thread bool dw_loading;
 
 static bool sym(void *h, const char *name, void *fp)
 {
@@ -38,8 +40,11 @@ static bool sym(void *h, const char *name, void *fp)
 
 static void dw_load(void)
 {
-	void *h = dlopen(LIBDW_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void *h;
 
+	dw_loading = true;
+	h = dlopen(LIBDW_SONAME, RTLD_NOW | RTLD_LOCAL);
+	dw_loading = false;
 	if (!h)
 		return;
 	dw_ok = sym(h, "dwarf_next_cfi", &dw.next_cfi) &&
@@ -55,10 +60,20 @@ static void dw_load(void)
 /**
  * sframe_jit__dw() - libdw's functions, loaded on first call
  *
- * Return: the table, or NULL when libdw.so.1 cannot be loaded.
+ * dlopen() runs other code on the loading thread before it returns: the
+ * constructors of libdw's dependencies, and a preloaded dlopen() of the
+ * program's, as sframe-run's, which converts what was loaded.  A
+ * conversion there calls this again, inside pthread_once(), which would
+ * wait for itself for ever; it gets NULL instead, as if libdw were
+ * missing.  Other threads wait for the load.
+ *
+ * Return: the table, or NULL when libdw.so.1 cannot be loaded or this
+ * thread is loading it.
  */
 const struct sframe_jit__dw *sframe_jit__dw(void)
 {
+	if (dw_loading)
+		return NULL;
 	pthread_once(&dw_once, dw_load);
 	return dw_ok ? &dw : NULL;
 }
