@@ -40,8 +40,6 @@ static bool verbose;
 static unsigned long delay_ms = DELAY_MIN_MS;
 static void *(*real_dlopen)(const char *file, int mode);
 static int (*real_dlclose)(void *handle);
-/* Set while sframe-run itself runs on a thread, which must not recurse. */
-static __thread bool inside;
 
 static bool env_set(const char *name)
 {
@@ -100,13 +98,13 @@ static void update(void)
 {
 	int saved = errno;
 
-	if (!active || inside)
+	if (!active || sframe_run__inside())
 		return;
-	inside = true;
+	sframe_run__enter();
 	sframe_run__tracker_sync(&tracker);
 	sframe_run__tracker_work(&tracker, false);
 	sframe_run__hooks_poll();
-	inside = false;
+	sframe_run__leave(false);
 	errno = saved;
 }
 
@@ -129,7 +127,7 @@ static void *worker(void *arg)
 	};
 
 	(void)arg;
-	inside = true;
+	sframe_run__enter();
 	while (nanosleep(&delay, &delay) && errno == EINTR)
 		;
 	/* libdw, loaded now rather than at the program's start (dw.c). */
@@ -220,11 +218,11 @@ __attribute__((constructor)) static void sframe_run_init(void)
 		tracker.report = report;
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child))
 		goto out;
+	sframe_run__enter();
 	sframe_run__hooks_init(ops, verbose);
 	active = true;
-	inside = true;
 	sframe_run__tracker_sync(&tracker);
-	inside = false;
+	sframe_run__leave(false);
 	delay_ms = delay_get();
 	if (verbose && !env_set("SFRAME_RUN_SYNC"))
 		fprintf(stderr, "sframe-run: start-up thread waits %lu ms\n",
@@ -236,9 +234,9 @@ __attribute__((constructor)) static void sframe_run_init(void)
 		goto out;
 	/* Without the thread, this one does it all, deferred or not. */
 work:
-	inside = true;
+	sframe_run__enter();
 	sframe_run__tracker_work(&tracker, true);
-	inside = false;
+	sframe_run__leave(false);
 out:
 	errno = saved;
 }
