@@ -28,8 +28,15 @@
 
 #define NO_SEQ		UINT32_MAX
 #define HASH_SEED	0x9e3779b97f4a7c15ULL
-/* The bitmap of prefixes_mark(): 2^19 bits, 64 KiB. */
-#define PREFIX_BITS_ORDER	19
+/*
+ * The bitmap of prefixes_mark(): eight bits or more per sequence, from
+ * 2^6 bits (one word) to 2^19 (64 KiB).  Sized by the sequences: a JIT's
+ * section of one function has one, and clearing 64 KiB for it was most
+ * of its conversion (66,000 of 84,000 instructions a function).
+ */
+#define PREFIX_BITS_MIN		6
+#define PREFIX_BITS_MAX		19
+#define PREFIX_BITS_PER_SEQ	3
 
 /* A distinct sequence: where its rows are, and where they go. */
 struct seq {
@@ -258,13 +265,14 @@ int64_t sframe_jit__share_seq(struct sframe_jit__share *s,
  * table is read.
  */
 static void prefixes_mark(struct sframe_jit__share *s,
-			  const struct sframe_jit_row *rows, uint64_t *bits)
+			  const struct sframe_jit_row *rows, uint64_t *bits,
+			  unsigned int order)
 {
 	uint64_t h, hash, e;
 	uint32_t i, k, b;
 
 	for (i = 0; i < s->nr_seqs; i++) {
-		b = s->seqs[i].hash >> (64 - PREFIX_BITS_ORDER);
+		b = s->seqs[i].hash >> (64 - order);
 		bits[b / 64] |= 1ULL << (b % 64);
 	}
 	for (i = 0; i < s->nr_seqs; i++) {
@@ -274,7 +282,7 @@ static void prefixes_mark(struct sframe_jit__share *s,
 		for (k = 1; k < q->nr; k++) {
 			h = hash_row(h, &rows[q->first + k - 1]);
 			hash = hash_end(h, k);
-			b = hash >> (64 - PREFIX_BITS_ORDER);
+			b = hash >> (64 - order);
 			if (!(bits[b / 64] & (1ULL << (b % 64))))
 				continue;
 			e = *seq_find(s, rows, rows + q->first, k, hash);
@@ -282,6 +290,17 @@ static void prefixes_mark(struct sframe_jit__share *s,
 				s->seqs[entry_idx(e)].longer = i;
 		}
 	}
+}
+
+/* log2 of the bitmap's bits for @nr sequences. */
+static unsigned int prefix_bits_order(uint32_t nr)
+{
+	unsigned int order = PREFIX_BITS_MIN;
+
+	while (order < PREFIX_BITS_MAX &&
+	       (1ULL << order) < (uint64_t)nr << PREFIX_BITS_PER_SEQ)
+		order++;
+	return order;
 }
 
 /* The slots of a sequence: those of the longest one it begins. */
@@ -309,12 +328,13 @@ int sframe_jit__share_place(struct sframe_jit__share *s,
 			    struct sframe_jit__rows *r,
 			    struct sframe_jit__func *funcs, uint32_t nr_funcs)
 {
-	uint64_t *bits = calloc(1 << PREFIX_BITS_ORDER >> 6, sizeof(*bits));
+	unsigned int order = prefix_bits_order(s->nr_seqs);
+	uint64_t *bits = calloc(1 << order >> 6, sizeof(*bits));
 	uint32_t i, used = 0;
 
 	if (!bits)
 		return -ENOMEM;
-	prefixes_mark(s, r->rows, bits);
+	prefixes_mark(s, r->rows, bits, order);
 	free(bits);
 	/* In the order of the rows, so that each move goes down or stays. */
 	for (i = 0; i < s->nr_seqs; i++) {
