@@ -25,6 +25,8 @@
 static struct sframe_jit__dw dw;
 static bool dw_ok;
 static pthread_once_t dw_once = PTHREAD_ONCE_INIT;
+/* Set once dw_load() is over: the calls after it read nothing else. */
+static bool dw_done;
 /* Set on the thread that runs dw_load(), while it runs. */
 static __thread bool dw_loading;
 
@@ -57,6 +59,12 @@ static void dw_load(void)
 	/* Never unloaded: the pointers must stay valid. */
 }
 
+static void dw_load_once(void)
+{
+	dw_load();
+	__atomic_store_n(&dw_done, true, __ATOMIC_RELEASE);
+}
+
 /**
  * sframe_jit__dw() - libdw's functions, loaded on first call
  *
@@ -72,8 +80,10 @@ static void dw_load(void)
  */
 const struct sframe_jit__dw *sframe_jit__dw(void)
 {
+	if (__atomic_load_n(&dw_done, __ATOMIC_ACQUIRE))
+		return dw_ok ? &dw : NULL;
 	if (dw_loading)
 		return NULL;
-	pthread_once(&dw_once, dw_load);
+	pthread_once(&dw_once, dw_load_once);
 	return dw_ok ? &dw : NULL;
 }

@@ -163,6 +163,13 @@ static void worker_ensure(void)
 /*
  * In the JIT's thread, as sframe-run's work: with SFRAME_RUN_SYNC=1 the
  * conversion is here, and its load of libdw must not convert again.
+ *
+ * libdw first, which every conversion needs and the first registration
+ * of a process loads (dw.c): the JIT's code must not run before the
+ * worker can convert it.  Under emulation the load took longer than lli
+ * took to reach its code, and up to three quarters of the samples in it
+ * came before its rows.  Once a process, and only in one that JITs;
+ * afterwards a single load.
  */
 static void publish(const void *key, const void *begin)
 {
@@ -171,6 +178,7 @@ static void publish(const void *key, const void *begin)
 
 	if (active) {
 		was = sframe_run__enter();
+		sframe_jit__dw();
 		worker_ensure();
 		sframe_run__frames_add(&frames, key, begin);
 		sframe_run__gdbjit_poll_quick(&gdbjit);
