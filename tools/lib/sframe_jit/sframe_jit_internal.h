@@ -493,7 +493,7 @@ struct sframe_jit__dw {
 			Dwarf_Off *next_offset, Dwarf_CFI_Entry *entry);
 	Dwarf_CFI *(*getcfi_elf)(Elf *elf);
 	int (*cfi_end)(Dwarf_CFI *cache);
-	Dwarf *(*begin_elf)(Elf *elf, Dwarf_Cmd cmd, Elf_Scn *scngrp);
+	struct Dwarf *(*begin_elf)(Elf *elf, Dwarf_Cmd cmd, Elf_Scn *scngrp);
 	Dwarf_CFI *(*getcfi)(Dwarf *dwarf);
 	int (*end)(Dwarf *dwarf);
 	int (*cfi_addrframe)(Dwarf_CFI *cache, Dwarf_Addr address,
