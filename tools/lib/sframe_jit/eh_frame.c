@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The address ranges of the FDEs of an .eh_frame or .debug_frame
- * section, for the CFI conversion (cfi.c).
+ * The CIEs and FDEs of an .eh_frame or .debug_frame section, for the
+ * CFI conversion (cfi.c): each FDE's address range, and for the CFA
+ * interpreter (cfa.c) where its instructions are and what it needs of
+ * its CIE.
  *
  * libdw walks the entries (dwarf_next_cfi()) but hands an FDE back with
  * its initial location and address range still encoded, in the pointer
@@ -14,7 +16,9 @@
  * A .debug_frame section is not loaded, so nothing in it can be relative
  * to its own address: its addresses are absolute, in the CIE's address
  * size, which libdw holds to the ELF class (8 bytes here), or in what an
- * augmentation names if it names an absolute encoding.
+ * augmentation names if it names an absolute encoding.  libdw reads its
+ * other layout (CIE ids of all ones, CIE pointers from the section's
+ * start); the instructions are the same as .eh_frame's.
  *
  * The section comes from a file: every read stays inside the entry it
  * belongs to, as libdw reports its bounds.
@@ -23,10 +27,12 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "dwarf_read.h"
 #include "sframe_jit_internal.h"
 
-/* What an FDE needs of its CIE. */
+/* Where a CIE is, to find an FDE's; ok when its FDE encoding is known. */
 struct cie_info {
 	Dwarf_Off off;
 	uint8_t fde_enc;
@@ -37,98 +43,15 @@ struct fde_walk {
 	const unsigned char *buf;
 	uint64_t addr;
 	bool debug_frame;
-	struct cie_info *cies;
+	struct cie_info *infos;
+	struct sframe_jit__cie *cies;
 	uint32_t nr_cies;
 	uint32_t cies_cap;
+	uint32_t infos_cap;
 	struct sframe_jit__fde *fdes;
 	uint32_t nr_fdes;
 	uint32_t fdes_cap;
 };
-
-static bool read_fixed(const uint8_t **p, const uint8_t *end,
-		       unsigned int bytes, bool sign, uint64_t *val)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	if (end - *p < (ptrdiff_t)bytes)
-		return false;
-	for (i = 0; i < bytes; i++)
-		v |= (uint64_t)(*p)[i] << (8 * i);
-	if (sign && bytes < 8 && (v >> (8 * bytes - 1)) & 1)
-		v |= ~0ULL << (8 * bytes);
-	*p += bytes;
-	*val = v;
-	return true;
-}
-
-static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign,
-		     uint64_t *val)
-{
-	unsigned int shift = 0;
-	uint64_t v = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= end || shift >= 64)
-			return false;
-		b = *(*p)++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	*val = v;
-	return true;
-}
-
-/* A value in the format of @enc (its low four bits). */
-static bool read_format(const uint8_t **p, const uint8_t *end, uint8_t enc,
-			uint64_t *val)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return read_fixed(p, end, 8, false, val);
-	case DW_EH_PE_udata2:
-		return read_fixed(p, end, 2, false, val);
-	case DW_EH_PE_sdata2:
-		return read_fixed(p, end, 2, true, val);
-	case DW_EH_PE_udata4:
-		return read_fixed(p, end, 4, false, val);
-	case DW_EH_PE_sdata4:
-		return read_fixed(p, end, 4, true, val);
-	case DW_EH_PE_uleb128:
-		return read_leb(p, end, false, val);
-	case DW_EH_PE_sleb128:
-		return read_leb(p, end, true, val);
-	default:
-		return false;
-	}
-}
-
-/*
- * An address encoded as @enc.  Text-, data- and function-relative and
- * aligned values need bases that .eh_frame on x86-64 does not use, and an
- * indirect one a read of the loaded image.
- */
-static bool read_pointer(const struct fde_walk *w, const uint8_t **p,
-			 const uint8_t *end, uint8_t enc, uint64_t *val)
-{
-	uint64_t field = w->addr + (uint64_t)(*p - w->buf);
-
-	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
-		return false;
-	if ((enc & 0x70) != DW_EH_PE_absptr &&
-	    ((enc & 0x70) != DW_EH_PE_pcrel || w->debug_frame))
-		return false;
-	if (!read_format(p, end, enc, val))
-		return false;
-	if ((enc & 0x70) == DW_EH_PE_pcrel)
-		*val += field;
-	return true;
-}
 
 /*
  * The encoding of the FDEs' addresses, from the CIE's augmentation: its
@@ -165,7 +88,7 @@ static bool cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 				return false;
 			penc = *p++;
 			if ((penc & 0x70) == DW_EH_PE_aligned ||
-			    !read_format(&p, end, penc, &skip))
+			    !dw_read_format(&p, end, penc, &skip))
 				return false;
 			break;
 		case 'S':
@@ -177,43 +100,95 @@ static bool cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 	return true;
 }
 
+/*
+ * What the CFA interpreter needs of a CIE.  It runs only CIEs whose
+ * augmentation it can read whole (none, or sized), so that it knows
+ * whether the frames are signal frames ('S') and how long an FDE's
+ * augmentation data is; libdw reads the FDEs of the others.
+ */
+static void cie_interp(struct sframe_jit__cie *c, const Dwarf_CIE *cie,
+		       const struct cie_info *info)
+{
+	const char *a = cie->augmentation;
+
+	*c = (struct sframe_jit__cie) {
+		.insns		= cie->initial_instructions,
+		.insns_end	= cie->initial_instructions_end,
+		.code_align	= cie->code_alignment_factor,
+		.data_align	= cie->data_alignment_factor,
+		.ra_reg		= cie->return_address_register,
+		.fde_enc	= info->fde_enc,
+		.sized		= *a == 'z',
+		.signal		= !!strchr(a, 'S'),
+	};
+	c->usable = info->ok && (!*a || *a == 'z') &&
+		    c->ra_reg <= INT32_MAX && c->insns <= c->insns_end;
+}
+
 static int cie_add(struct fde_walk *w, Dwarf_Off off, const Dwarf_CIE *cie)
 {
-	struct cie_info *c;
+	struct cie_info *info;
 	int err;
 
 	err = sframe_jit__grow((void **)&w->cies, &w->cies_cap, w->nr_cies,
-			       sizeof(*c));
+			       sizeof(*w->cies));
+	if (!err)
+		err = sframe_jit__grow((void **)&w->infos, &w->infos_cap,
+				       w->nr_cies, sizeof(*w->infos));
 	if (err)
 		return err;
-	c = &w->cies[w->nr_cies++];
-	c->off = off;
-	c->ok = cie_fde_encoding(cie, &c->fde_enc);
+	info = &w->infos[w->nr_cies];
+	info->off = off;
+	info->ok = cie_fde_encoding(cie, &info->fde_enc) &&
+		   !(w->debug_frame &&
+		     (info->fde_enc & 0x70) == DW_EH_PE_pcrel);
+	cie_interp(&w->cies[w->nr_cies++], cie, info);
 	return 0;
 }
 
 /* CIEs come in the order of their offsets; an FDE's precedes it. */
-static const struct cie_info *cie_find(const struct fde_walk *w,
-				       Dwarf_Off off)
+static int64_t cie_find(const struct fde_walk *w, Dwarf_Off off)
 {
 	uint32_t lo = 0, hi = w->nr_cies, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (w->cies[mid].off == off)
-			return &w->cies[mid];
-		if (w->cies[mid].off < off)
+		if (w->infos[mid].off == off)
+			return mid;
+		if (w->infos[mid].off < off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	return -1;
+}
+
+/*
+ * Where the FDE's instructions are, past its augmentation data, for the
+ * interpreter: with none found, or a CIE it does not run, libdw reads
+ * the FDE.
+ */
+static void fde_insns(struct sframe_jit__fde *f, const uint8_t *p,
+		      const uint8_t *end, const struct sframe_jit__cie *cie,
+		      uint32_t idx)
+{
+	uint64_t len;
+
+	if (!cie->usable)
+		return;
+	if (cie->sized && (!dw_read_uleb(&p, end, &len) ||
+			   len > (uint64_t)(end - p)))
+		return;
+	f->insns = cie->sized ? p + len : p;
+	f->insns_end = end;
+	f->cie = idx;
 }
 
 /* An FDE, or with NULL @fde an entry libdw could not read. */
 static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
 {
-	const struct cie_info *cie = fde ? cie_find(w, fde->CIE_pointer) : NULL;
+	int64_t idx = fde ? cie_find(w, fde->CIE_pointer) : -1;
+	const struct cie_info *cie = idx >= 0 ? &w->infos[idx] : NULL;
 	struct sframe_jit__fde *f;
 	const uint8_t *p;
 	uint64_t lo, len;
@@ -224,62 +199,134 @@ static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
 	if (err)
 		return err;
 	f = &w->fdes[w->nr_fdes++];
-	*f = (struct sframe_jit__fde) { .malformed = true };
+	*f = (struct sframe_jit__fde) {
+		.malformed	= true,
+		.cie		= SFRAME_JIT__NO_CIE,
+	};
 	if (!cie || !cie->ok)
 		return 0;
 	p = fde->start;
-	if (!read_pointer(w, &p, fde->end, cie->fde_enc, &lo) ||
-	    !read_format(&p, fde->end, cie->fde_enc, &len) ||
+	if (!dw_read_pointer(&p, fde->end, cie->fde_enc,
+			     w->addr + (uint64_t)(p - w->buf), &lo) ||
+	    !dw_read_format(&p, fde->end, cie->fde_enc, &len) ||
 	    len > UINT64_MAX - lo)
 		return 0;
 	f->lo = lo;
 	f->hi = lo + len;
 	f->malformed = false;
+	fde_insns(f, p, fde->end, &w->cies[idx], idx);
 	return 0;
 }
 
-/* The walk of either section; @w is set up but for what it collects. */
-static int fdes_walk(struct fde_walk *w, size_t size,
-		     struct sframe_jit__fde **fdesp, uint32_t *nr_fdesp)
+/* The walk of either section into @eh. */
+static int frame_read(const void *buf, size_t size, uint64_t addr,
+		      bool debug_frame, struct sframe_jit__eh_frame *eh)
 {
 	unsigned char ident[EI_NIDENT] = {
 		[EI_CLASS]	= ELFCLASS64,
 		[EI_DATA]	= ELFDATA2LSB,
 	};
 	Elf_Data data = {
-		.d_buf	= (void *)w->buf,
+		.d_buf	= (void *)buf,
 		.d_type	= ELF_T_BYTE,
 		.d_size	= size,
+	};
+	const struct sframe_jit__dw *dw = sframe_jit__dw();
+	struct fde_walk w = {
+		.buf		= buf,
+		.addr		= addr,
+		.debug_frame	= debug_frame,
 	};
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
 	int ret, err = 0;
 
+	if (!dw)
+		return -ELIBACC;
 	while (!err) {
 		next = (Dwarf_Off)-1;
-		ret = dwarf_next_cfi(ident, &data, !w->debug_frame, off, &next,
-				     &e);
+		ret = dw->next_cfi(ident, &data, !debug_frame, off, &next, &e);
 		if (ret > 0)
 			break;
 		if (ret < 0)
-			err = fde_add(w, NULL);
+			err = fde_add(&w, NULL);
 		else if (dwarf_cfi_cie_p(&e))
-			err = cie_add(w, off, &e.cie);
+			err = cie_add(&w, off, &e.cie);
 		else
-			err = fde_add(w, &e.fde);
+			err = fde_add(&w, &e.fde);
 		/* Entries do not overlap: each step moves forward or ends. */
 		if (next == (Dwarf_Off)-1 || next <= off)
 			break;
 		off = next;
 	}
-	free(w->cies);
+	free(w.infos);
 	if (err) {
-		free(w->fdes);
+		free(w.cies);
+		free(w.fdes);
 		return err;
 	}
-	*fdesp = w->fdes;
-	*nr_fdesp = w->nr_fdes;
+	*eh = (struct sframe_jit__eh_frame) {
+		.buf		= buf,
+		.addr		= addr,
+		.cies		= w.cies,
+		.nr_cies	= w.nr_cies,
+		.fdes		= w.fdes,
+		.nr_fdes	= w.nr_fdes,
+	};
 	return 0;
+}
+
+/**
+ * sframe_jit__eh_frame_read() - the CIEs and FDEs of an .eh_frame section
+ * @buf: the section's bytes; the result points into them.
+ * @size: their number.
+ * @addr: the section's address, the base of PC-relative values.
+ * @eh: filled in on success, for sframe_jit__eh_frame_free(): the CIEs
+ *	and the FDEs in section order, each FDE with its address range or
+ *	marked malformed, and where the CFA interpreter can run it, its
+ *	instructions and its CIE.
+ *
+ * An FDE whose CIE or addresses cannot be read is malformed, and so is
+ * each entry libdw rejects but can step over.  The walk ends at the
+ * section's end, at a terminator, or at an entry libdw cannot step over.
+ *
+ * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ELIBACC without libdw.
+ */
+int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
+			      struct sframe_jit__eh_frame *eh)
+{
+	return frame_read(buf, size, addr, false, eh);
+}
+
+/**
+ * sframe_jit__debug_frame_read() - the CIEs and FDEs of a .debug_frame
+ * @buf: the section's bytes; the result points into them.
+ * @size: their number.
+ * @eh: as for sframe_jit__eh_frame_read().
+ *
+ * As sframe_jit__eh_frame_read(), for the layout of .debug_frame: CIE
+ * ids of all ones, CIE pointers from the section's start, and addresses
+ * that must be absolute; an FDE whose CIE names a PC-relative encoding
+ * is marked malformed, and the interpreter does not run that CIE.
+ *
+ * Return: as sframe_jit__eh_frame_read().
+ */
+int sframe_jit__debug_frame_read(const void *buf, size_t size,
+				 struct sframe_jit__eh_frame *eh)
+{
+	return frame_read(buf, size, 0, true, eh);
+}
+
+/**
+ * sframe_jit__eh_frame_free() - free what sframe_jit__eh_frame_read() made
+ * @eh: the section's entries.
+ */
+void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh)
+{
+	free(eh->cies);
+	free(eh->fdes);
+	eh->cies = NULL;
+	eh->fdes = NULL;
 }
 
 /**
@@ -296,36 +343,20 @@ static int fdes_walk(struct fde_walk *w, size_t size,
  * step over.  The walk ends at the section's end, at a terminator, or at
  * an entry libdw cannot step over.
  *
- * Return: 0; -ENOMEM; -E2BIG past 2^31 entries.
+ * Return: 0; -ENOMEM; -E2BIG past 2^31 entries; -ELIBACC without libdw.
  */
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp)
 {
-	struct fde_walk w = { .buf = buf, .addr = addr };
+	struct sframe_jit__eh_frame eh;
+	int err;
 
-	return fdes_walk(&w, size, fdesp, nr_fdesp);
-}
-
-/**
- * sframe_jit__debug_frame_fdes() - the FDEs of a .debug_frame section
- * @buf: the section's bytes.
- * @size: their number.
- * @fdesp: as for sframe_jit__eh_frame_fdes().
- * @nr_fdesp: likewise.
- *
- * As sframe_jit__eh_frame_fdes(), for the layout of .debug_frame: CIE
- * ids of all ones, CIE pointers from the section's start, and addresses
- * that must be absolute; an FDE whose CIE names a PC-relative encoding
- * is marked malformed.
- *
- * Return: as sframe_jit__eh_frame_fdes().
- */
-int sframe_jit__debug_frame_fdes(const void *buf, size_t size,
-				 struct sframe_jit__fde **fdesp,
-				 uint32_t *nr_fdesp)
-{
-	struct fde_walk w = { .buf = buf, .debug_frame = true };
-
-	return fdes_walk(&w, size, fdesp, nr_fdesp);
+	err = sframe_jit__eh_frame_read(buf, size, addr, &eh);
+	if (err)
+		return err;
+	free(eh.cies);
+	*fdesp = eh.fdes;
+	*nr_fdesp = eh.nr_fdes;
+	return 0;
 }

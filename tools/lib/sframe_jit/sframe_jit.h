@@ -554,7 +554,7 @@ struct sframe_jit_cfi;
  * @cfip: the converted table on success, for sframe_jit_cfi_free();
  *	untouched on failure.
  *
- * Reads the call frame information of @image with libdw and makes one
+ * Reads the call frame information of @image and makes one
  * function of each FDE that frame rows can express at every address it
  * covers: the CFA at RSP or RBP plus an offset, the return address at
  * CFA - 8 (or undefined: the outermost frame), the caller's RBP in RBP
@@ -563,12 +563,15 @@ struct sframe_jit_cfi;
  * unwinder falls back to frame pointers there.  Consecutive addresses
  * with the same rules share a row.  Functions are at the addresses of
  * the object's own layout, in increasing order, and do not overlap.
+ * The CFA programs are interpreted once each, with libdw's rules and
+ * giving libdw's rows (make cfi-check compares the two on every FDE).
  * Documentation/sframe_jit.rst says what is converted and why.
  *
  * Return: the number of functions; -EINVAL for bad arguments; -ENOEXEC
  * for what is not an ELF object; -EOPNOTSUPP for another class, byte
  * order or machine, or a relocatable object, whose addresses are not
- * final; -ENOENT when it has no .eh_frame; -ENOMEM.
+ * final; -ENOENT when it has no .eh_frame; -ELIBACC when libdw.so.1,
+ * which walks .eh_frame's entries, cannot be loaded; -ENOMEM.
  */
 SFRAME_JIT_API int sframe_jit_cfi_convert(const void *image, size_t size,
 					  struct sframe_jit_cfi **cfip);

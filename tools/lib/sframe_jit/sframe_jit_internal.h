@@ -8,6 +8,7 @@
 #ifndef __SFRAME_JIT_INTERNAL_H
 #define __SFRAME_JIT_INTERNAL_H
 
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -317,26 +318,214 @@ static inline int sframe_jit__grow(void **arr, uint32_t *cap, uint32_t nr,
 	return 0;
 }
 
-/* An FDE's address range, as eh_frame.c reads it. */
+/**
+ * struct sframe_jit__cie - a CIE, as the CFA interpreter (cfa.c) needs it
+ * @insns: its initial instructions.
+ * @insns_end: their end.
+ * @code_align: the code alignment factor.
+ * @data_align: the data alignment factor.
+ * @ra_reg: the return address column.
+ * @fde_enc: the encoding of its FDEs' addresses ('R'), which
+ *	DW_CFA_set_loc's operand shares.
+ * @sized: its FDEs' augmentation data comes with its length ('z').
+ * @signal: its frames are signal frames ('S').
+ * @usable: the interpreter runs FDEs of it; libdw reads the others.
+ */
+struct sframe_jit__cie {
+	const uint8_t *insns;
+	const uint8_t *insns_end;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	bool sized;
+	bool signal;
+	bool usable;
+};
+
+/* struct sframe_jit__fde.cie of an FDE the interpreter does not run */
+#define SFRAME_JIT__NO_CIE	UINT32_MAX
+
+/**
+ * struct sframe_jit__fde - an FDE, as eh_frame.c reads it
+ * @lo: its first address.
+ * @hi: its end.
+ * @insns: its instructions, for the interpreter.
+ * @insns_end: their end.
+ * @cie: its CIE's index, or SFRAME_JIT__NO_CIE.
+ * @malformed: its CIE or address range cannot be read.
+ * @overlap: it shares bytes with another FDE (cfi.c).
+ */
 struct sframe_jit__fde {
 	uint64_t lo;
 	uint64_t hi;
+	const uint8_t *insns;
+	const uint8_t *insns_end;
+	uint32_t cie;
 	bool malformed;
 	bool overlap;
 };
 
+/**
+ * struct sframe_jit__eh_frame - the entries of an .eh_frame section
+ * @buf: the section's bytes.
+ * @addr: its address.
+ * @cies: its CIEs, in section order.
+ * @nr_cies: their number.
+ * @fdes: its FDEs, in section order until cfi.c sorts them.
+ * @nr_fdes: their number.
+ */
+struct sframe_jit__eh_frame {
+	const uint8_t *buf;
+	uint64_t addr;
+	struct sframe_jit__cie *cies;
+	uint32_t nr_cies;
+	struct sframe_jit__fde *fdes;
+	uint32_t nr_fdes;
+};
+
+int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
+			      struct sframe_jit__eh_frame *eh);
+int sframe_jit__debug_frame_read(const void *buf, size_t size,
+				 struct sframe_jit__eh_frame *eh);
+void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh);
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
-int sframe_jit__debug_frame_fdes(const void *buf, size_t size,
-				 struct sframe_jit__fde **fdesp,
-				 uint32_t *nr_fdesp);
+int sframe_jit__fdes_sort(struct sframe_jit__fde **fdesp, uint32_t nr);
 
-/* sframe_jit__cfi_convert() may take .debug_frame; cfi.c. */
-#define SFRAME_JIT__CFI_DEBUG_FRAME	0x1
+/**
+ * struct sframe_jit__rows - a growing array of rows
+ * @rows: the rows.
+ * @nr: their number.
+ * @cap: room at @rows.
+ */
+struct sframe_jit__rows {
+	struct sframe_jit_row *rows;
+	uint32_t nr;
+	uint32_t cap;
+};
 
-int sframe_jit__cfi_convert(const void *image, size_t size,
-			    unsigned int flags, struct sframe_jit_cfi **cfip);
+int sframe_jit__rows_grow(struct sframe_jit__rows *r);
+
+static inline bool sframe_jit__same_rules(const struct sframe_jit_row *a,
+					  const struct sframe_jit_row *b)
+{
+	return a->cfa_base == b->cfa_base && a->cfa_off == b->cfa_off &&
+	       a->ra_off == b->ra_off && a->fp_off == b->fp_off &&
+	       a->flags == b->flags;
+}
+
+/*
+ * Append a row to the function whose rows start at @first.  A row with
+ * the same rules as the function's last one adds nothing: libdw starts
+ * a state at every advance, even one after which nothing changed.
+ * Inline: it runs once per state of every FDE.  0, -ENOMEM or -E2BIG.
+ */
+static inline int sframe_jit__rows_push(struct sframe_jit__rows *r,
+					uint32_t first,
+					const struct sframe_jit_row *row)
+{
+	int err;
+
+	if (r->nr > first && sframe_jit__same_rules(&r->rows[r->nr - 1], row))
+		return 0;
+	if (r->nr == r->cap) {
+		err = sframe_jit__rows_grow(r);
+		if (err)
+			return err;
+	}
+	r->rows[r->nr++] = *row;
+	return 0;
+}
+
+/* Sequences of rows interned as they are made, then laid out; share.c */
+struct sframe_jit__share;
+
+int sframe_jit__share_new(uint32_t hint, struct sframe_jit__share **sp);
+void sframe_jit__share_free(struct sframe_jit__share *s);
+int64_t sframe_jit__share_seq(struct sframe_jit__share *s,
+			      struct sframe_jit__rows *r, uint32_t first);
+int sframe_jit__share_place(struct sframe_jit__share *s,
+			    struct sframe_jit__rows *r,
+			    struct sframe_jit__func *funcs, uint32_t nr_funcs);
+
+/*
+ * States of one FDE beyond which it is left out ("range"): the libdw
+ * path replays the program once per state, so this bounds the work of
+ * one FDE there to about 3 * 10^7 CFA instructions.  The most in Debian
+ * 12's /usr/lib/x86_64-linux-gnu is 3320.  The interpreter keeps the
+ * bound, so that both paths leave out the same FDEs.
+ */
+#define SFRAME_JIT__CFI_MAX_STATES	8192
+
+/* What became of one FDE, besides -errno. */
+#define SFRAME_JIT__FDE_ROWS		0	/* a function, its rows appended */
+#define SFRAME_JIT__FDE_LEFT_OUT	1	/* left out, for a reason */
+#define SFRAME_JIT__FDE_DEFER		2	/* for libdw to convert */
+
+/* The CFA interpreter; cfa.c */
+struct sframe_jit__cfa;
+
+int sframe_jit__cfa_new(const struct sframe_jit__eh_frame *eh,
+			struct sframe_jit__cfa **cp);
+void sframe_jit__cfa_free(struct sframe_jit__cfa *c);
+int sframe_jit__cfa_fde(struct sframe_jit__cfa *c,
+			const struct sframe_jit__fde *fde,
+			struct sframe_jit__rows *rows, unsigned int *why);
+
+/**
+ * struct sframe_jit__dw - the libdw functions the library calls; dw.c
+ * @next_cfi: dwarf_next_cfi().
+ * @getcfi_elf: dwarf_getcfi_elf().
+ * @cfi_end: dwarf_cfi_end().
+ * @begin_elf: dwarf_begin_elf(), for a .debug_frame's CFI.
+ * @getcfi: dwarf_getcfi().
+ * @end: dwarf_end().
+ * @cfi_addrframe: dwarf_cfi_addrframe().
+ * @frame_info: dwarf_frame_info().
+ * @frame_cfa: dwarf_frame_cfa().
+ * @frame_register: dwarf_frame_register().
+ */
+struct sframe_jit__dw {
+	int (*next_cfi)(const unsigned char e_ident[], Elf_Data *data,
+			bool eh_frame_p, Dwarf_Off offset,
+			Dwarf_Off *next_offset, Dwarf_CFI_Entry *entry);
+	Dwarf_CFI *(*getcfi_elf)(Elf *elf);
+	int (*cfi_end)(Dwarf_CFI *cache);
+	struct Dwarf *(*begin_elf)(Elf *elf, Dwarf_Cmd cmd, Elf_Scn *scngrp);
+	Dwarf_CFI *(*getcfi)(Dwarf *dwarf);
+	int (*end)(Dwarf *dwarf);
+	int (*cfi_addrframe)(Dwarf_CFI *cache, Dwarf_Addr address,
+			     Dwarf_Frame **frame);
+	int (*frame_info)(Dwarf_Frame *frame, Dwarf_Addr *start,
+			  Dwarf_Addr *end, bool *signalp);
+	int (*frame_cfa)(Dwarf_Frame *frame, Dwarf_Op **ops, size_t *nops);
+	int (*frame_register)(Dwarf_Frame *frame, int regno,
+			      Dwarf_Op ops_mem[3], Dwarf_Op **ops,
+			      size_t *nops);
+};
+
+const struct sframe_jit__dw *sframe_jit__dw(void);
+
+/* The same by libdw; cfi_libdw.c */
+int sframe_jit__libdw_fde(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi,
+			  const struct sframe_jit__fde *fde,
+			  struct sframe_jit__rows *rows, unsigned int *why);
+
+/* sframe_jit__cfi_convert() @how */
+#define SFRAME_JIT__CFI_LIBDW		0x1	/* every FDE by libdw */
+#define SFRAME_JIT__CFI_OUTCOMES	0x2	/* keep each FDE's outcome */
+#define SFRAME_JIT__CFI_DEBUG_FRAME	0x4	/* .debug_frame if no .eh_frame */
+
+/* An FDE's outcome: a reason, or this for a function. */
+#define SFRAME_JIT__CFI_CONVERTED	0xff
+
+int sframe_jit__cfi_convert(const void *image, size_t size, unsigned int how,
+			    struct sframe_jit_cfi **cfip);
+const uint8_t *sframe_jit__cfi_outcomes(const struct sframe_jit_cfi *cfi,
+					uint32_t *nrp);
+uint64_t sframe_jit__cfi_nr_by_libdw(const struct sframe_jit_cfi *cfi);
 
 /* Keep the function of the FDE at [lo, hi) alone; cfi.c. */
 void sframe_jit__cfi_clip(struct sframe_jit_cfi *cfi, uint64_t lo,

@@ -11,7 +11,20 @@
  *
  *   sframe_run_bench startup [--reps N] -- CMD [ARGS...]
  *	the wall-clock time and the CPU time (user and system, of CMD and
- *	its threads, as wait4() reports them) of running CMD to its exit.
+ *	its threads, as wait4() reports them) of running CMD to its exit;
+ *
+ *   sframe_run_bench pair [--reps N] -- CMD_A [ARGS...] --vs CMD_B [ARGS...]
+ *	the same of two commands run in turn, A B A B ..., and the median
+ *	of the ratios B/A pair by pair, which holds when the machine's speed
+ *	drifts (a loaded host, software emulation);
+ *
+ *   sframe_run_bench sizes FILE...
+ *	what each object's converted table would take in the kernel as the
+ *	JIT registry sframe-run makes, and as an SFrame version 2 section
+ *	made of the same rows and registered with SFRAME_REGISTER_ELF (the
+ *	kernel's copy of the section and the table it decodes it into, 20
+ *	bytes per function and per row: Documentation/userspace-api/
+ *	sframe.rst, "The table of an ELF section").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -220,6 +233,146 @@ static int startup(int reps, char **argv)
 	return 0;
 }
 
+/* The median of the ratios b/a, pair by pair. */
+static double ratio_median(const double *a, const double *b, int n)
+{
+	double r[MAX_REPS];
+	int k;
+
+	for (k = 0; k < n; k++)
+		r[k] = b[k] / a[k];
+	return median(r, n);
+}
+
+static int pair(int reps, char **argv)
+{
+	double wall[2][MAX_REPS], cpu[2][MAX_REPS], ratio;
+	char **cmd[2] = { argv, NULL };
+	int k, j;
+
+	for (k = 0; argv[k]; k++) {
+		if (!strcmp(argv[k], "--vs")) {
+			argv[k] = NULL;
+			cmd[1] = argv + k + 1;
+			break;
+		}
+	}
+	if (!cmd[1] || !cmd[1][0] || !cmd[0][0])
+		return 2;
+	/* One run of each untimed: the page cache. */
+	for (j = 0; j < 2; j++)
+		if (run_once(cmd[j], &wall[j][0], &cpu[j][0])) {
+			fprintf(stderr, "%s fails\n", cmd[j][0]);
+			return 1;
+		}
+	for (k = 0; k < reps; k++)
+		for (j = 0; j < 2; j++)
+			if (run_once(cmd[j], &wall[j][k], &cpu[j][k]))
+				return 1;
+	ratio = ratio_median(wall[0], wall[1], reps);
+	printf("a_wall_ms %.2f b_wall_ms %.2f b/a %.3f", median(wall[0], reps),
+	       median(wall[1], reps), ratio);
+	printf(" a_cpu_ms %.2f b_cpu_ms %.2f\n", median(cpu[0], reps),
+	       median(cpu[1], reps));
+	return 0;
+}
+
+/* Bytes of an SFrame offset that holds every one of @v. */
+static unsigned int offset_bytes(const int32_t *v, unsigned int n)
+{
+	unsigned int i, bytes = 1;
+
+	for (i = 0; i < n; i++) {
+		if (v[i] < INT16_MIN || v[i] > INT16_MAX)
+			return 4;
+		if (v[i] < INT8_MIN || v[i] > INT8_MAX)
+			bytes = 2;
+	}
+	return bytes;
+}
+
+/*
+ * An SFrame version 2 row for x86-64: the start (1, 2 or 4 bytes, by the
+ * function's size), an info byte, then the CFA offset and a saved FP's
+ * (the return address is at the header's fixed offset), none for an
+ * outermost row.
+ */
+static size_t sframe_row_bytes(const struct sframe_jit_row *r, uint32_t size)
+{
+	unsigned int addr = size <= 0xff ? 1 : size <= 0xffff ? 2 : 4;
+	int32_t v[2] = { r->cfa_off, r->fp_off };
+	unsigned int n = 1;
+
+	if (r->flags & SFRAME_JIT_ROW_RA_UNDEFINED)
+		return addr + 1;
+	if (r->flags & SFRAME_JIT_ROW_FP_SAVED)
+		n = 2;
+	return addr + 1 + n * offset_bytes(v, n);
+}
+
+#define SFRAME_V2_HDR	28
+#define SFRAME_V2_FDE	20
+#define SFRAME_TAB_REC	20
+#define SFRAME_TAB_HDR	24
+
+static size_t pages(size_t bytes)
+{
+	return (bytes + 4095) / 4096 * 4096;
+}
+
+static int sizes_one(const char *path)
+{
+	const struct sframe_jit_row *rows;
+	struct sframe_jit_cfi_stats st = { .sz = sizeof(st) };
+	struct sframe_jit_cfi *cfi;
+	struct sframe_jit_func f;
+	size_t size, sec = SFRAME_V2_HDR, tab, jit;
+	uint32_t i, r;
+	void *img = map_file(path, &size);
+	int n;
+
+	if (!img)
+		return -errno;
+	n = sframe_jit_cfi_convert(img, size, &cfi);
+	munmap(img, size);
+	if (n < 0)
+		return n;
+	sframe_jit_cfi_get_stats(cfi, &st);
+	for (i = 0; i < (uint32_t)n; i++) {
+		sframe_jit_cfi_func(cfi, i, &f, &rows);
+		sec += SFRAME_V2_FDE;
+		for (r = 0; r < f.nr_rows; r++)
+			sec += sframe_row_bytes(&rows[r], f.size);
+	}
+	sframe_jit_cfi_free(cfi);
+	tab = SFRAME_TAB_HDR + SFRAME_TAB_REC * (st.nr_converted + st.nr_rows);
+	jit = registry_size(st.nr_converted, st.nr_shared_rows,
+			    SFRAME_JIT_F_SHARE_ROWS);
+	printf("%-40s %8llu %9llu %9llu %10zu %10zu %10zu %10zu\n", path,
+	       (unsigned long long)st.nr_converted,
+	       (unsigned long long)st.nr_rows,
+	       (unsigned long long)st.nr_shared_rows, jit, sec, tab,
+	       pages(sec) + pages(tab));
+	return 0;
+}
+
+static int sizes(char **files, int nr)
+{
+	int i, err;
+
+	printf("%-40s %8s %9s %9s %10s %10s %10s %10s\n", "object", "funcs",
+	       "rows", "shared", "jit_bytes", "sframe_v2", "elf_table",
+	       "elf_total");
+	for (i = 0; i < nr; i++) {
+		err = sizes_one(files[i]);
+		if (err) {
+			fprintf(stderr, "%s: %s\n", files[i], strerror(-err));
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int reps = 5, i = 2;
@@ -240,9 +393,15 @@ int main(int argc, char **argv)
 		return tables(reps, argv + i, argc - i);
 	if (!strcmp(argv[1], "startup"))
 		return startup(reps, argv + i);
+	if (!strcmp(argv[1], "pair") && !pair(reps, argv + i))
+		return 0;
+	if (!strcmp(argv[1], "sizes"))
+		return sizes(argv + i, argc - i);
 usage:
 	fprintf(stderr, "usage: %s tables [--reps N] FILE...\n"
-		"       %s startup [--reps N] -- CMD [ARGS...]\n",
-		argv[0], argv[0]);
+		"       %s startup [--reps N] -- CMD [ARGS...]\n"
+		"       %s pair [--reps N] -- CMD_A [ARGS...] --vs CMD_B [ARGS...]\n"
+		"       %s sizes FILE...\n",
+		argv[0], argv[0], argv[0], argv[0]);
 	return 2;
 }

@@ -124,6 +124,7 @@ static void *worker(void *arg)
 
 	(void)arg;
 	in_real = true;
+	sframe_run__enter();
 	for (;;) {
 		if (sframe_run__frames_work(&frames)) {
 			naps = 0;
@@ -159,14 +160,29 @@ static void worker_ensure(void)
 	pthread_mutex_unlock(&worker_lock);
 }
 
+/*
+ * In the JIT's thread, as sframe-run's work: with SFRAME_RUN_SYNC=1 the
+ * conversion is here, and its load of libdw must not convert again.
+ *
+ * libdw first, which every conversion needs and the first registration
+ * of a process loads (dw.c): the JIT's code must not run before the
+ * worker can convert it.  Under emulation the load took longer than lli
+ * took to reach its code, and up to three quarters of the samples in it
+ * came before its rows.  Once a process, and only in one that JITs;
+ * afterwards a single load.
+ */
 static void publish(const void *key, const void *begin)
 {
 	int saved = errno;
+	bool was;
 
 	if (active) {
+		was = sframe_run__enter();
+		sframe_jit__dw();
 		worker_ensure();
 		sframe_run__frames_add(&frames, key, begin);
 		sframe_run__gdbjit_poll_quick(&gdbjit);
+		sframe_run__leave(was);
 	}
 	errno = saved;
 }
@@ -183,10 +199,13 @@ static void publish_table(const void *table)
 static void unpublish(const void *key)
 {
 	int saved = errno;
+	bool was;
 
 	if (active) {
+		was = sframe_run__enter();
 		sframe_run__frames_remove(&frames, key);
 		sframe_run__gdbjit_poll_quick(&gdbjit);
+		sframe_run__leave(was);
 	}
 	errno = saved;
 }
@@ -442,28 +461,40 @@ void sframe_run__hooks_poll(void)
  * At pthread_create(), which may come from inside a JIT's registration
  * as from anywhere, and after LLVMOrcLLJITLookup() (orc_lookup.c), once
  * LLVM linked the code's object into the list: only the descriptors
- * already known, as at each registration.
+ * already known, as at each registration.  As sframe-run's work: a
+ * conversion here may be the first, load libdw, and reach the dlopen()
+ * hook.
  */
 void sframe_run__hooks_poll_quick(void)
 {
 	int saved = errno;
+	bool was;
 
-	if (active && !in_real)
+	if (active && !in_real) {
+		was = sframe_run__enter();
 		sframe_run__gdbjit_poll_quick(&gdbjit);
+		sframe_run__leave(was);
+	}
 	errno = saved;
 }
 
 /*
  * The perf map must name the code that is still registered at exit, as
  * an MCJIT that never deregisters leaves it.  No lookup of descriptors:
- * it would open handles of objects the loader is unloading.
+ * it would open handles of objects the loader is unloading.  As
+ * sframe-run's work: a conversion here may be the first, load libdw,
+ * and reach the dlopen() hook while the walk holds the follower's lock.
  */
 __attribute__((destructor)) static void hooks_exit(void)
 {
 	int saved = errno;
+	bool was;
 
-	if (active && !in_real)
+	if (active && !in_real) {
+		was = sframe_run__enter();
 		sframe_run__gdbjit_walk(&gdbjit);
+		sframe_run__leave(was);
+	}
 	errno = saved;
 }
 

@@ -140,6 +140,9 @@ void sframe_run__prepare(const struct sframe_run_obj *obj,
 void sframe_run__prep_free(struct sframe_run_prep *prep);
 
 bool sframe_run__thread(void *(*fn)(void *arg), const char *name);
+bool sframe_run__enter(void);
+void sframe_run__leave(bool was);
+bool sframe_run__inside(void);
 void sframe_run__publish(const struct sframe_run_ops *ops,
 			 const struct sframe_run_obj *obj,
 			 struct sframe_run_prep *prep,

@@ -14,7 +14,8 @@
  * conversion of FILE (default libLLVM-14.so.1, where Debian puts it) is
  * timed alone, best of three, with the memory its table takes.
  *
- * Exit status 1 when an address mismatched or an object failed.
+ * Exit status 1 when an address mismatched, when the interpreter and the
+ * libdw path converted an FDE apart, or when an object failed.
  */
 #include <errno.h>
 #include <ftw.h>
@@ -88,7 +89,7 @@ static void one_file(const char *path)
 	err = xc_object(path, &res, stdout, left);
 	switch (err) {
 	case 0:
-		if (!w.quiet || res.mismatches)
+		if (!w.quiet || res.mismatches || res.fde_diffs)
 			xc_print(stdout, path, &res);
 		xc_add(&w.total, &res);
 		break;
@@ -205,5 +206,5 @@ int main(int argc, char **argv)
 	xc_print(stdout, "total", &w.total);
 	time_one(time_path);
 	free(w.seen);
-	return w.total.mismatches || w.failed ? 1 : 0;
+	return w.total.mismatches || w.total.fde_diffs || w.failed ? 1 : 0;
 }

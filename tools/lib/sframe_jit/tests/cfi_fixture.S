@@ -266,6 +266,56 @@ FUNC(cfi_long)
 END(cfi_long)
 
 /*
+ * RBP saved by an expression of one DW_OP_plus_uconst, whose operand
+ * (2^64 - 16, ten bytes of ULEB128) libdw adds to the CFA it pushes:
+ * the same slot as .cfi_offset %rbp, -16.  Rows at 0, 1 and 2.
+ */
+FUNC(cfi_rbp_expr)
+	.cfi_startproc
+	pushq	%rbp			/* 1 */
+	.cfi_def_cfa_offset 16
+	.cfi_escape 0x10, 0x06, 0x0b, 0x23, 0xf0, 0xff, 0xff, 0xff, 0xff
+	.cfi_escape 0xff, 0xff, 0xff, 0xff, 0x01
+	popq	%rbp			/* ends at 2 */
+	.cfi_restore %rbp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+END(cfi_rbp_expr)
+
+/* The return address as a value (DW_CFA_val_expression, DW_OP_lit1). */
+FUNC(cfi_ra_val_expr)
+	.cfi_startproc
+	.cfi_escape 0x16, 0x10, 0x01, 0x31
+	ret
+	.cfi_endproc
+END(cfi_ra_val_expr)
+
+/*
+ * DW_CFA_GNU_window_save, SPARC's, which libdw applies on any machine
+ * but AArch64: the return address at the CFA itself, ra_rule.  The
+ * interpreter leaves it to libdw, the one FDE of the fixture it does.
+ */
+FUNC(cfi_window_save)
+	.cfi_startproc
+	.cfi_escape 0x2d
+	ret
+	.cfi_endproc
+END(cfi_window_save)
+
+/*
+ * An offset set on a CFA that an expression gives: libdw makes the CFA
+ * invalid, malformed.
+ */
+FUNC(cfi_offset_on_expr)
+	.cfi_startproc
+	.cfi_escape 0x0f, 0x02, 0x77, 0x08
+	.cfi_def_cfa_offset 16
+	ret
+	.cfi_endproc
+END(cfi_offset_on_expr)
+
+/*
  * A state at each of 8192 bytes, all with the same rules: more states
  * than the conversion replays for one FDE.  Left out: range.
  */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cfi_xcheck.h"
+#include "sframe_jit_internal.h"
 #include "test.h"
 
 #define MAX_ROWS	8
@@ -63,7 +64,15 @@ static const struct fixture_func fixture_funcs[] = {
 	{ "cfi_long", CONVERTS, 70306, 4,
 	  { SP(0, 8), SP_FP(1, 16), FP_FP(304), SP_FP(70305, 8) } },
 	{ "cfi_many_states", SFRAME_JIT_CFI_RANGE },
+	{ "cfi_rbp_expr", CONVERTS, 3, 3,
+	  { SP(0, 8), SP_FP(1, 16), SP(2, 8) } },
+	{ "cfi_ra_val_expr", SFRAME_JIT_CFI_RA_RULE },
+	{ "cfi_window_save", SFRAME_JIT_CFI_RA_RULE },
+	{ "cfi_offset_on_expr", SFRAME_JIT_CFI_MALFORMED },
 };
+
+/* The fixture's FDEs that the interpreter leaves to libdw. */
+#define FIXTURE_BY_LIBDW	1
 
 struct image {
 	char *data;
@@ -174,12 +183,14 @@ static void rows_expect(const char *name, const struct sframe_jit_row *got,
 	}
 }
 
-static struct sframe_jit_cfi *cfi_of(const struct image *im)
+/* The conversion @how (SFRAME_JIT__CFI_*): the interpreter's, or libdw's. */
+static struct sframe_jit_cfi *cfi_of_how(const struct image *im,
+					 unsigned int how)
 {
 	struct sframe_jit_cfi *cfi = NULL;
 	int n;
 
-	n = sframe_jit_cfi_convert(im->data, im->size, &cfi);
+	n = sframe_jit__cfi_convert(im->data, im->size, how, &cfi);
 	if (n < 0)
 		test_fail(__FILE__, __LINE__, "converting %s: %d", im->path, n);
 	ASSERT(n >= 0 && cfi);
@@ -187,21 +198,23 @@ static struct sframe_jit_cfi *cfi_of(const struct image *im)
 	return cfi;
 }
 
-TEST(cfi_fixture_functions_convert_to_their_exact_rows, T_MEM)
+static struct sframe_jit_cfi *cfi_of(const struct image *im)
+{
+	return cfi_of_how(im, 0);
+}
+
+static void fixture_rows_expect(const struct image *im,
+				const struct sframe_jit_cfi *cfi)
 {
 	const struct sframe_jit_row *rows;
 	const struct fixture_func *ff;
-	struct sframe_jit_cfi *cfi;
 	struct sframe_jit_func f;
-	struct image im;
 	unsigned int i;
 	uint64_t addr;
 
-	image_read(&im, "cfi_fixture.so");
-	cfi = cfi_of(&im);
 	for (i = 0; i < ARRAY_SIZE(fixture_funcs); i++) {
 		ff = &fixture_funcs[i];
-		addr = symbol(&im, ff->name);
+		addr = symbol(im, ff->name);
 		if (ff->reason != CONVERTS) {
 			if (func_at(cfi, addr, &f, &rows) >= 0)
 				test_fail(__FILE__, __LINE__,
@@ -221,6 +234,32 @@ TEST(cfi_fixture_functions_convert_to_their_exact_rows, T_MEM)
 		if (f.nr_rows == ff->nr_rows)
 			rows_expect(ff->name, rows, ff->rows, f.nr_rows);
 	}
+}
+
+/* The interpreter, which leaves one FDE of the fixture to libdw. */
+TEST(cfi_fixture_functions_convert_to_their_exact_rows, T_MEM)
+{
+	struct sframe_jit_cfi *cfi;
+	struct image im;
+
+	image_read(&im, "cfi_fixture.so");
+	cfi = cfi_of(&im);
+	fixture_rows_expect(&im, cfi);
+	EXPECT_EQ(FIXTURE_BY_LIBDW, sframe_jit__cfi_nr_by_libdw(cfi));
+	sframe_jit_cfi_free(cfi);
+	free(im.data);
+}
+
+/* The same rows from libdw alone, which the interpreter must match. */
+TEST(cfi_fixture_functions_convert_to_the_same_rows_by_libdw, T_MEM)
+{
+	struct sframe_jit_cfi *cfi;
+	struct image im;
+
+	image_read(&im, "cfi_fixture.so");
+	cfi = cfi_of_how(&im, SFRAME_JIT__CFI_LIBDW);
+	fixture_rows_expect(&im, cfi);
+	EXPECT_EQ(ARRAY_SIZE(fixture_funcs), sframe_jit__cfi_nr_by_libdw(cfi));
 	sframe_jit_cfi_free(cfi);
 	free(im.data);
 }
@@ -265,6 +304,17 @@ TEST(cfi_left_out_fdes_are_counted_by_reason, T_MEM)
 	EXPECT_EQ(rows * sizeof(struct sframe_jit_row), st.row_bytes);
 	sframe_jit_cfi_free(cfi);
 	free(im.data);
+}
+
+/* The fixture's FDEs left out for @reason, undamaged. */
+static uint64_t fixture_left_out(int reason)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fixture_funcs); i++)
+		n += fixture_funcs[i].reason == reason;
+	return n;
 }
 
 /* The offset in .eh_frame of the FDE whose function starts at @addr. */
@@ -323,7 +373,8 @@ TEST(cfi_damaged_fdes_are_counted_empty_overlap_and_malformed, T_MEM)
 	EXPECT_EQ(ARRAY_SIZE(fixture_funcs), st.nr_fdes);
 	EXPECT_EQ(1, st.nr_unsupported[SFRAME_JIT_CFI_EMPTY]);
 	EXPECT_EQ(2, st.nr_unsupported[SFRAME_JIT_CFI_OVERLAP]);
-	EXPECT_EQ(1, st.nr_unsupported[SFRAME_JIT_CFI_MALFORMED]);
+	EXPECT_EQ(1 + fixture_left_out(SFRAME_JIT_CFI_MALFORMED),
+		  st.nr_unsupported[SFRAME_JIT_CFI_MALFORMED]);
 	EXPECT(func_at(cfi, symbol(&im, "cfi_fp_leave"), &f, NULL) < 0);
 	EXPECT(func_at(cfi, symbol(&im, "cfi_sub_rsp"), &f, NULL) < 0);
 	EXPECT(func_at(cfi, symbol(&im, "cfi_realign_fp"), &f, NULL) >= 0);
@@ -471,6 +522,7 @@ static void xcheck(const char *path, bool required)
 	EXPECT(res.nr_funcs > 0);
 	EXPECT(res.addrs > res.nr_funcs);
 	EXPECT_EQ(0, res.mismatches);
+	EXPECT_EQ(0, res.fde_diffs);
 }
 
 TEST(cfi_cross_check_finds_libdw_at_every_sampled_address, T_MEM)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Cross-check of the CFI conversion (cfi.c) against libdw.
+ * Cross-check of the CFI conversion (cfi.c) against libdw, and of its
+ * interpreter against its libdw path (cfi_paths.c).
  *
  * An object is converted with sframe_jit_cfi_convert(); then, through a
  * libdw handle of its own, for a sample of addresses in every converted
@@ -501,6 +502,8 @@ int xc_object(const char *path, struct xc_result *res, FILE *log,
 	res->nr_funcs = sframe_jit_cfi_nr_funcs(cfi);
 	err = check_table(&c, image, size, cfi);
 	sframe_jit_cfi_free(cfi);
+	if (!err)
+		err = xc_paths(path, image, size, res, log, max_print);
 out:
 	munmap(image, size);
 	return err < 0 ? err : 0;
@@ -521,6 +524,9 @@ void xc_add(struct xc_result *sum, const struct xc_result *one)
 	sum->addrs += one->addrs;
 	sum->mismatches += one->mismatches;
 	sum->convert_ns += one->convert_ns;
+	sum->fde_diffs += one->fde_diffs;
+	sum->nr_by_libdw += one->nr_by_libdw;
+	sum->libdw_ns += one->libdw_ns;
 }
 
 void xc_print(FILE *f, const char *what, const struct xc_result *res)
@@ -540,10 +546,13 @@ void xc_print(FILE *f, const char *what, const struct xc_result *res)
 		fprintf(f, "%s%s %llu", i ? ", " : "",
 			sframe_jit_cfi_reason_str(i),
 			(unsigned long long)st->nr_unsupported[i]);
-	fprintf(f, ") rows %llu row_bytes %llu addrs %llu mismatches %llu convert_ms %.1f\n",
+	fprintf(f, ") rows %llu row_bytes %llu addrs %llu mismatches %llu",
 		(unsigned long long)st->nr_rows,
 		(unsigned long long)st->row_bytes,
 		(unsigned long long)res->addrs,
-		(unsigned long long)res->mismatches,
-		res->convert_ns / 1e6);
+		(unsigned long long)res->mismatches);
+	fprintf(f, " fde_diffs %llu by_libdw %llu convert_ms %.1f libdw_ms %.1f\n",
+		(unsigned long long)res->fde_diffs,
+		(unsigned long long)res->nr_by_libdw, res->convert_ns / 1e6,
+		res->libdw_ns / 1e6);
 }

@@ -19,6 +19,10 @@
  * @addrs: addresses checked.
  * @mismatches: addresses where the rows and libdw disagree.
  * @convert_ns: time spent in sframe_jit_cfi_convert().
+ * @fde_diffs: FDEs the interpreter and the libdw path convert apart,
+ *	by outcome or by rows (cfi_paths.c).
+ * @nr_by_libdw: FDEs the interpreter left to libdw.
+ * @libdw_ns: time spent converting with libdw alone.
  */
 struct xc_result {
 	uint64_t objects;
@@ -27,6 +31,9 @@ struct xc_result {
 	uint64_t addrs;
 	uint64_t mismatches;
 	uint64_t convert_ns;
+	uint64_t fde_diffs;
+	uint64_t nr_by_libdw;
+	uint64_t libdw_ns;
 };
 
 /**
@@ -41,6 +48,20 @@ struct xc_result {
  */
 int xc_object(const char *path, struct xc_result *res, FILE *log,
 	      unsigned int max_print);
+
+/**
+ * xc_paths() - convert one object both ways and compare, FDE by FDE
+ * @path: the object's file, for the messages.
+ * @image: its bytes.
+ * @size: their number.
+ * @res: its @fde_diffs, @nr_by_libdw and @libdw_ns are added to.
+ * @log: where to print differences, or NULL.
+ * @max_print: differences to print.
+ *
+ * Return: 0, or the error of a conversion.
+ */
+int xc_paths(const char *path, const void *image, size_t size,
+	     struct xc_result *res, FILE *log, unsigned int max_print);
 
 /* Add @one to @sum. */
 void xc_add(struct xc_result *sum, const struct xc_result *one);

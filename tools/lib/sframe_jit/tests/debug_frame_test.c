@@ -208,6 +208,29 @@ TEST(debug_frame_converts_to_one_function_over_the_buffer, T_MEM)
 	EXPECT_EQ(f.size, BUF_SIZE);
 	ASSERT_EQ(f.nr_rows, 1);
 	row_expect(&rows[0]);
+	/* The interpreter's, not left to libdw. */
+	EXPECT_EQ(sframe_jit__cfi_nr_by_libdw(cfi), 0);
+	sframe_jit_cfi_free(cfi);
+}
+
+/* libdw, the reference, reads the section through a Dwarf handle. */
+TEST(debug_frame_by_libdw_gives_the_same_row, T_MEM)
+{
+	const struct sframe_jit_row *rows;
+	struct sframe_jit_cfi *cfi = NULL;
+	struct sframe_jit_func f;
+	struct image im;
+
+	image_build(&im, false, false);
+	ASSERT_EQ(sframe_jit__cfi_convert(im.b, im.n,
+					  SFRAME_JIT__CFI_DEBUG_FRAME |
+					  SFRAME_JIT__CFI_LIBDW, &cfi), 1);
+	EXPECT_EQ(sframe_jit__cfi_nr_by_libdw(cfi), 1);
+	ASSERT_EQ(sframe_jit_cfi_func(cfi, 0, &f, &rows), 0);
+	EXPECT_EQ(f.start, BUF_ADDR);
+	EXPECT_EQ(f.size, BUF_SIZE);
+	ASSERT_EQ(f.nr_rows, 1);
+	row_expect(&rows[0]);
 	sframe_jit_cfi_free(cfi);
 }
 

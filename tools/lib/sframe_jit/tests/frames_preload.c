@@ -13,9 +13,20 @@
  * before nor after (so the test can fail); sframe-run must report the
  * fixture's function with its five rows at registration, and its
  * removal at deregistration, from its worker or, with SFRAME_RUN_SYNC=1,
- * in the registering thread.  Ends with "N passed, N failed".
+ * in the registering thread.
+ *
+ * The first conversion loads libdw (without SFRAME_RUN_SYNC=1 the
+ * start-up thread waits for longer than the test runs, and the worker
+ * converts first), and that dlopen() reaches sframe-run's own hook on
+ * the converting thread: the hook must leave what it loaded to the
+ * program's next dlopen(), which then registers libdw with its rows,
+ * rather than convert inside the conversion (where libdw's load waits
+ * for itself, or its conversion finds no libdw).  A watchdog turns a
+ * deadlock into a failure.  Ends with "N passed, N failed".
  */
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +38,8 @@
 #include "jit_image.h"
 
 #define MAX_IPS		32
+/* Seconds for the whole test, which takes well under one when it works. */
+#define WATCHDOG_S	120
 
 struct trace {
 	uintptr_t ips[MAX_IPS];
@@ -93,7 +106,7 @@ static int log_fd = -1;
 
 static bool logged(const char *want)
 {
-	static char buf[16384];
+	static char buf[65536];
 	ssize_t n;
 
 	n = pread(log_fd, buf, sizeof(buf) - 1, 0);
@@ -126,6 +139,46 @@ static bool reported(char sign, const void *begin)
 	for (i = 0; i < 5000 && !logged(want); i++)
 		nanosleep(&ms, NULL);
 	return logged(want);
+}
+
+/* Whether libdw is loaded; a dlopen(), so sframe-run's hook runs too. */
+static bool libdw_loaded(void)
+{
+	void *h = dlopen("libdw.so.1", RTLD_NOLOAD | RTLD_LAZY);
+
+	if (h)
+		dlclose(h);
+	return h;
+}
+
+static void put_count(int n)
+{
+	char buf[16];
+	int i = sizeof(buf);
+
+	do
+		buf[--i] = '0' + n % 10;
+	while ((n /= 10) && i);
+	if (write(STDOUT_FILENO, buf + i, sizeof(buf) - i) < 0)
+		_exit(2);
+}
+
+/* stdout is line-buffered: what was printed is out; add the count. */
+static void watchdog(int sig)
+{
+	static const char msg[] =
+		"not ok - the test ends in time (deadlocked?)\n";
+
+	(void)sig;
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(2);
+	put_count(passed);
+	if (write(STDOUT_FILENO, " passed, ", 9) < 0)
+		_exit(2);
+	put_count(failed + 1);
+	if (write(STDOUT_FILENO, " failed\n", 8) < 0)
+		_exit(2);
+	_exit(1);
 }
 
 static void with_register_frame(void)
@@ -161,16 +214,21 @@ static void with_register_frame_info(void)
 int main(int argc, char **argv)
 {
 	FILE *log;
+	bool sync;
 	int err;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s JIT_FRAME_SO\n", argv[0]);
 		return 2;
 	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGALRM, watchdog);
+	alarm(WATCHDOG_S);
 	log = tmpfile();
 	if (!log || dup2(fileno(log), 2) < 0)
 		return 1;
 	log_fd = fileno(log);
+	sync = getenv("SFRAME_RUN_SYNC") && strcmp(getenv("SFRAME_RUN_SYNC"), "0");
 	err = jit_image_load(argv[1], &im);
 	if (err) {
 		printf("not ok - load %s: %s\n0 passed, 1 failed\n", argv[1],
@@ -179,8 +237,14 @@ int main(int argc, char **argv)
 	}
 	result(!unwinds_through_jit(),
 	       "libgcc stops at the copied code before it is registered");
+	if (!sync)
+		result(!libdw_loaded(),
+		       "libdw is not loaded before the first registration");
 	with_register_frame();
 	with_register_frame_info();
+	result(libdw_loaded() && logged("libdw.so.1: jit ") &&
+	       !logged("libdw.so.1: nothing registered"),
+	       "libdw, loaded by a conversion, is registered at the next dlopen()");
 	jit_image_free(&im);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

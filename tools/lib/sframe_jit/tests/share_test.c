@@ -15,7 +15,8 @@
 	  .cfa_off = (off), .ra_off = -8 }
 
 /*
- * Six functions: 0 and 2 alike, 1 a prefix of 3, 4 unlike any, 5 like 0.
+ * Six functions: 0 and 2 alike, 1 a prefix of 0 and of 3, 4 unlike any,
+ * 5 like 0.
  */
 static const struct sframe_jit_row in_rows[] = {
 	SP(0, 8), SP(1, 16), SP(9, 8),			/* f0 */
@@ -71,11 +72,12 @@ TEST(share_puts_equal_sequences_in_the_same_slots, T_MEM)
 	int i;
 
 	ASSERT_EQ(sframe_jit__share_rows(funcs, NR_FUNCS, &rows, &nr), 0);
-	/* f0 (f2, f5), f3 (f1 begins it), f4: 3 + 4 + 3 rows. */
+	/* f0 (f2, f5), f3, f4: 3 + 4 + 3 rows; f1 begins f0 and f3. */
 	EXPECT_EQ(nr, 10);
 	EXPECT_EQ(funcs[0].first_row, funcs[2].first_row);
 	EXPECT_EQ(funcs[0].first_row, funcs[5].first_row);
-	EXPECT_EQ(funcs[1].first_row, funcs[3].first_row);
+	EXPECT(funcs[1].first_row == funcs[0].first_row ||
+	       funcs[1].first_row == funcs[3].first_row);
 	EXPECT(funcs[0].first_row != funcs[3].first_row);
 	EXPECT(funcs[0].first_row != funcs[4].first_row);
 	EXPECT(funcs[3].first_row != funcs[4].first_row);
@@ -172,7 +174,8 @@ TEST(shared_registry_holds_the_rows_once_and_reads_them_back, T_MEM)
 	table_read_stable(reg_hdr(&tb), &t);
 	ASSERT_EQ(t.count, NR_FUNCS);
 	EXPECT_EQ(t.fdes[0].fre_start, t.fdes[2].fre_start);
-	EXPECT_EQ(t.fdes[1].fre_start, t.fdes[3].fre_start);
+	EXPECT(t.fdes[1].fre_start == t.fdes[0].fre_start ||
+	       t.fdes[1].fre_start == t.fdes[3].fre_start);
 	EXPECT(t.fdes[0].fre_start != t.fdes[4].fre_start);
 
 	/* Removal tombstones, and never compacts the shared rows apart. */
