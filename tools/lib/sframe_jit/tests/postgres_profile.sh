@@ -62,7 +62,8 @@ data=$pg/data
 tries=1200
 
 if [ ! -x "$bin/postgres" ] || [ ! -f /usr/lib/postgresql/15/lib/llvmjit.so ]; then
-	echo "postgres_profile: no PostgreSQL 15 with llvmjit.so under $bin (Debian's postgresql-15)" >&2
+	echo "postgres_profile: no PostgreSQL 15 with llvmjit.so under $bin" \
+		"(Debian's postgresql-15)" >&2
 	exit 1
 fi
 if ! id -u postgres > /dev/null 2>&1; then
@@ -97,7 +98,8 @@ setup() {
 	shm=
 	if [ ! -e /proc/sysvipc/shm ]; then
 		[ -f "$lib/test-bin/sysv_shm.so" ] || {
-			echo "postgres_profile: no System V IPC in this kernel and no $lib/test-bin/sysv_shm.so (make tests-postgres)" >&2
+			echo "postgres_profile: no System V IPC in this kernel" \
+				"and no $lib/test-bin/sysv_shm.so (make tests-postgres)" >&2
 			return 1
 		}
 		cp "$lib/test-bin/sysv_shm.so" "$pg/"
@@ -108,7 +110,8 @@ setup() {
 	if [ -n "${PG_CLUSTER:-}" ]; then
 		mkdir -m 700 "$data"
 		tar -xzf "$PG_CLUSTER" -C "$data" && [ -f "$data/PG_VERSION" ] || {
-			echo "postgres_profile: PG_CLUSTER=$PG_CLUSTER is no tar.gz of a cluster" >&2
+			echo "postgres_profile: PG_CLUSTER=$PG_CLUSTER" \
+				"is no tar.gz of a cluster" >&2
 			return 1
 		}
 	fi
@@ -297,7 +300,8 @@ script() {
 		syms=(-S "$(awk '{ print $3 }' "/tmp/perf-$pid.map" 2> /dev/null |
 			sort -u | paste -s -d ,)")
 		[ "${syms[1]}" ] || {
-			echo "postgres_profile: --call-graph=$mode: no names in /tmp/perf-$pid.map" >&2
+			echo "postgres_profile: --call-graph=$mode:" \
+				"no names in /tmp/perf-$pid.map" >&2
 			return 1
 		}
 	fi

@@ -37,6 +37,9 @@ here=$(dirname "$0")
 tmp=${SCRATCH:-/tmp}/postgres-jit
 min_samples=100
 max_fp=25
+# The samples counted, and where their stacks must go.
+leaf='evalexpr_*'
+to="PostgresMain and main"
 passed=0
 failed=0
 
@@ -112,12 +115,12 @@ check() {
 
 	read -r r t <<< "$(reach "$mode")"
 	pct=$((t ? 100 * r / t : 0))
-	echo "# --call-graph=$mode: $r of $t samples in evalexpr_* reach PostgresMain and main ($pct%)"
+	echo "# --call-graph=$mode: $r of $t samples in $leaf reach $to ($pct%)"
 	case "$mode" in
 	sframe)
 		[ -s "$tmp/$mode.path" ] && echo "# stack: $(cat "$tmp/$mode.path")"
 		[ "$t" -ge "$min_samples" ] && [ "$r" = "$t" ]
-		result $? "--call-graph=sframe: every sample in evalexpr_* reaches PostgresMain and main"
+		result $? "--call-graph=sframe: every sample in $leaf reaches $to"
 		;;
 	fp)
 		[ "$t" -ge "$min_samples" ] && [ "$pct" -le "$max_fp" ]
@@ -227,10 +230,10 @@ for mode in sframe fp; do
 	pct=$((t ? 100 * r / t : 0))
 	v=0
 	[ "$mode" = sframe ] && v=1
-	echo "# bpftrace, sframe_user_callchains=$v: $r of $t ustacks in evalexpr_* reach PostgresMain and main ($pct%)"
+	echo "# bpftrace, sframe_user_callchains=$v: $r of $t ustacks in $leaf reach $to ($pct%)"
 	if [ "$mode" = sframe ]; then
 		[ "$t" -ge "$min_samples" ] && [ "$r" = "$t" ]
-		result $? "bpftrace, sframe_user_callchains=1: every ustack in evalexpr_* reaches PostgresMain and main"
+		result $? "bpftrace, sframe_user_callchains=1: every ustack in $leaf reaches $to"
 	else
 		[ "$t" -ge "$min_samples" ] && [ "$pct" -le "$max_fp" ]
 		result $? "bpftrace, sframe_user_callchains=0: at most $max_fp% do"
