@@ -261,10 +261,13 @@ profile() {
 	# Without the session's input, which must end when ours is closed;
 	# reading the backend's maps takes more than perf's default half a
 	# second under emulation, and a map left out is a frame unnamed.
-	"$perf" record -q --no-buildid -e cpu-clock:u -F 499 \
+	# Into the guest's tmpfs and through a 4 MiB buffer: dwarf's 8 KiB
+	# stack copies, written over 9p on a busy host, lost half the
+	# samples and the JIT's mappings with them.
+	"$perf" record -q --no-buildid -e cpu-clock:u -F 499 -m 1024 \
 		--call-graph="$mode" -D -1 --proc-map-timeout=60000 \
 		--control="fifo:$pg/$mode.ctl,$pg/$mode.ack" -p "$pid" \
-		-o "$out/$mode.data" > "$out/$mode.log" 2>&1 {in}>&- &
+		-o "$pg/$mode.data" > "$out/$mode.log" 2>&1 {in}>&- &
 	rec=$!
 	# Its events on, and perf's word for it, before the query starts.
 	exec {ctl}> "$pg/$mode.ctl" {ack}< "$pg/$mode.ack"
@@ -286,7 +289,9 @@ profile() {
 	kill -INT "$rec"
 	wait "$rec"
 	exec {ctl}>&- {ack}<&-
-	[ "$rc" = 0 ] && script "$mode" "$pid"
+	[ "$rc" = 0 ] && script "$mode" "$pid" || rc=1
+	mv "$pg/$mode.data" "$out/$mode.data" || rc=1
+	return "$rc"
 }
 
 # script MODE PID: perf script of the backend's samples; with
@@ -305,7 +310,7 @@ script() {
 			return 1
 		}
 	fi
-	"$perf" script -i "$out/$mode.data" "${syms[@]}" \
+	"$perf" script -i "$pg/$mode.data" "${syms[@]}" \
 		> "$out/$mode.script" 2> "$out/$mode.script.err" && [ -s "$out/$mode.script" ]
 }
 
