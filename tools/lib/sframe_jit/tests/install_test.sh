@@ -18,18 +18,7 @@ sample=$here/../../../samples/sframe_jit/sframe_jit_example.c
 dest=$out/install-test
 prefix=/opt/sframe-jit-test
 root=$dest$prefix
-passed=0
-failed=0
-
-result() {
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # pkg-config as a cross build uses it: only our .pc file, paths rooted
 # at DESTDIR, and libelf's own .pc from the system for the static link.
@@ -98,5 +87,4 @@ result $? "sframe-run runs CMD ARGS with the preload in front of LD_PRELOAD"
 result $? "sframe-run without a command is a usage error"
 
 [ "$failed" = 0 ] || echo "# log: $out/install-test.log"
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -40,18 +40,7 @@ min_fp_mismatch=50
 # sframe-run leaves to frame pointers (ld's .plt, _dl_runtime_resolve):
 # at most a few percent of samples land there.
 min_agree=95
-passed=0
-failed=0
-
-result() {
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -160,5 +149,4 @@ for w in py xz; do
 		"perf dwarf $(pct "${pr:-0}" "${pt:-0}")% (${pr:-0}/${pt:-0})"
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

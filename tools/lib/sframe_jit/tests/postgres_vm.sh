@@ -40,18 +40,7 @@ max_fp=25
 # The samples counted, and where their stacks must go.
 leaf='evalexpr_*'
 to="PostgresMain and main"
-passed=0
-failed=0
-
-result() {
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # reach NAME: "reached total", of the samples whose leaf is in
 # evalexpr_* (named by the perf map) those whose stack has PostgresMain
@@ -240,5 +229,4 @@ for mode in sframe fp; do
 	fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -52,18 +52,7 @@ exit_status=67
 min_samples=50
 min_exact=95
 max_fallback=10
-passed=0
-failed=0
-
-result() {
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # byte N: the escape printf takes for the byte N.
 byte() {
@@ -236,5 +225,4 @@ else
 	result 1 "perf record of $what"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -40,18 +40,7 @@ rounds=${JIT_PATH_ROUNDS:-120000000}
 min_samples=100
 max_fallback=10
 min_jit=90
-passed=0
-failed=0
-
-result() {
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -182,5 +171,4 @@ for kind in mcjit orc; do
 	fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

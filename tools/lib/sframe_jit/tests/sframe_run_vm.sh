@@ -30,18 +30,7 @@ tmp=${SCRATCH:-/tmp}/sframe-run-vm
 # gets and the most that the fallback may get.
 min_share=60
 max_fallback=10
-passed=0
-failed=0
-
-result() {
-	if [ "$1" = 0 ]; then
-		echo "ok - $2"
-		passed=$((passed + 1))
-	else
-		echo "not ok - $2"
-		failed=$((failed + 1))
-	fi
-}
+. "$(dirname "$0")/tap.sh"
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -154,5 +143,4 @@ for w in py xz; do
 	fi
 done
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary
