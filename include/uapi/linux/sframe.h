@@ -63,9 +63,10 @@ enum sframe_op {
  *	1 to SFRAME_JIT_MAX_FDES.
  * @fre_capacity: number of frame rows the registry holds, 1 to
  *	SFRAME_JIT_MAX_FRES.
- * @flags: must be 0: no registration flags are defined yet.  32 bits,
- *	as the registry header's copy of them is.
- * @reserved: must be 0.
+ * @flags: SFRAME_JIT_F_* bits; unknown bits are refused (EINVAL).  32
+ *	bits, as the registry header's copy of them is.
+ * @rule_capacity: with SFRAME_JIT_F_COMPACT, number of frame rules the
+ *	registry holds, 1 to SFRAME_JIT_MAX_RULES; without it, 0.
  */
 struct sframe_jit_args {
 	__aligned_u64 text_start;
@@ -73,8 +74,19 @@ struct sframe_jit_args {
 	__u32 fde_capacity;
 	__u32 fre_capacity;
 	__u32 flags;
-	__u32 reserved;
+	__u32 rule_capacity;
 };
+
+/*
+ * struct sframe_jit_args.flags: the registry holds compact records
+ * (struct sframe_jit_cfde, struct sframe_jit_cfre and struct
+ * sframe_jit_rule) instead of struct sframe_jit_fde and struct
+ * sframe_jit_fre.  The code range may then span at most 4 GiB
+ * (text_end - text_start <= 2^32), or the registration is refused with
+ * EINVAL.  SFRAME_REPLACE_JIT keeps the kind: a registry replaces only
+ * one of the same kind.
+ */
+#define SFRAME_JIT_F_COMPACT	0x1
 
 #define SFRAME_JIT_ARGS_SIZE_VER0	32
 
@@ -129,6 +141,8 @@ struct sframe_unregister_args {
 /* Limits on a JIT registry's capacities. */
 #define SFRAME_JIT_MAX_FDES	(1U << 22)
 #define SFRAME_JIT_MAX_FRES	(1U << 24)
+/* A compact row names its rule in 16 bits. */
+#define SFRAME_JIT_MAX_RULES	(1U << 16)
 /* Largest ELF .sframe section accepted. */
 #define SFRAME_ELF_MAX_SIZE	(64U << 20)
 
@@ -223,7 +237,19 @@ struct sframe_jit_stats {
  *	a value other than zero makes every lookup in the registry
  *	malformed, so that a later version can give it a meaning.
  * @stats: kernel-written counters, see struct sframe_jit_stats.
+ * @rule_off: with SFRAME_JIT_F_COMPACT, offset of the frame-rule area
+ *	from the mapping's start; 0 without.  Kernel-written.
+ * @rule_capacity: rules the area holds: the rule_capacity asked for.
+ *	Kernel-written.
+ * @rule_stride: bytes from one rule to the next; at least
+ *	sizeof(struct sframe_jit_rule).  Kernel-written.
+ * @reserved1: zero.
+ * @reserved2: zero.
  * @reserved: zero; room for later versions.
+ *
+ * With SFRAME_JIT_F_COMPACT in @flags, @fde_stride steps through struct
+ * sframe_jit_cfde records and @fre_stride through struct sframe_jit_cfre
+ * records.
  */
 struct sframe_jit_header {
 	__u32 magic;
@@ -245,7 +271,12 @@ struct sframe_jit_header {
 	__u32 reserved0;
 	/* Written by the kernel. */
 	struct sframe_jit_stats stats;
-	__u64 reserved[16];
+	__u32 rule_off;
+	__u32 rule_capacity;
+	__u16 rule_stride;
+	__u16 reserved1;
+	__u32 reserved2;
+	__u64 reserved[14];
 };
 
 /* struct sframe_jit_fde.type: how a PC selects the function's row. */
@@ -330,6 +361,84 @@ enum sframe_jit_cfa_base {
  */
 struct sframe_jit_fre {
 	__u32 start_off;
+	__s32 cfa_off;
+	__s16 ra_off;
+	__s16 fp_off;
+	__u8 cfa_base;
+	__u8 flags;
+	__u16 reserved;
+};
+
+/*
+ * Compact records, for registries made with SFRAME_JIT_F_COMPACT.
+ *
+ * A table of many functions repeats few distinct frame rules (CFA
+ * base and offset, where the RA and FP are saved), so a compact row is
+ * a start offset and the index of its rule in a third area, and a
+ * compact descriptor holds its function's start as an offset into the
+ * code range: 16 bytes per function and 4 per row, against 24 and 16.
+ * Rows of one function may be shared with others of the same shape, as
+ * in the version 1 layout.  The publication protocol is the same, and
+ * rules are written, as rows are, before the descriptor that leads to
+ * them is published.
+ */
+
+/* struct sframe_jit_cfde.flags */
+/* SFRAME_JIT_FDE_TOMBSTONE (0x0001): function reclaimed. */
+/* Rows repeat every rep_size bytes, as SFRAME_JIT_FDE_PCMASK. */
+#define SFRAME_JIT_CFDE_PCMASK		0x02
+
+/**
+ * struct sframe_jit_cfde - one compact function descriptor, JIT-written
+ * @func_off: the function's first byte less text_start.
+ * @func_size: size of the function in bytes; func_off + func_size must
+ *	not pass text_end - text_start, or the descriptor is malformed.
+ * @fre_start: index of the function's first compact row in the row area.
+ * @fre_count: number of rows, at least 1; fre_start + fre_count must not
+ *	pass fre_capacity.
+ * @flags: SFRAME_JIT_FDE_TOMBSTONE and SFRAME_JIT_CFDE_PCMASK; unknown
+ *	bits make the descriptor malformed.
+ * @rep_size: with SFRAME_JIT_CFDE_PCMASK, the repeat size in bytes; 0 is
+ *	then malformed.  Ignored without.
+ *
+ * The rules of struct sframe_jit_fde apply otherwise, with func_off for
+ * func_start: descriptors sorted by it and not overlapping.
+ */
+struct sframe_jit_cfde {
+	__u32 func_off;
+	__u32 func_size;
+	__u32 fre_start;
+	__u16 fre_count;
+	__u8 flags;
+	__u8 rep_size;
+};
+
+/**
+ * struct sframe_jit_cfre - one compact frame row, JIT-written
+ * @start_off: as in struct sframe_jit_fre; 16 bits, so a function whose
+ *	rule changes past 64 KiB into it needs a second descriptor from
+ *	there on.
+ * @rule: index of the row's rule in the rule area; an index at or past
+ *	rule_capacity makes the row malformed.
+ */
+struct sframe_jit_cfre {
+	__u16 start_off;
+	__u16 rule;
+};
+
+/**
+ * struct sframe_jit_rule - the frame rule of compact rows, JIT-written
+ * @cfa_off: as in struct sframe_jit_fre.
+ * @ra_off: as in struct sframe_jit_fre.
+ * @fp_off: as in struct sframe_jit_fre.
+ * @cfa_base: as in struct sframe_jit_fre.
+ * @flags: as in struct sframe_jit_fre.
+ * @reserved: as in struct sframe_jit_fre.
+ *
+ * The fields of struct sframe_jit_fre but its start, with the same
+ * meaning and the same checks, made in the rule a lookup picks.
+ */
+struct sframe_jit_rule {
 	__s32 cfa_off;
 	__s16 ra_off;
 	__s16 fp_off;
