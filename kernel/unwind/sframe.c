@@ -994,37 +994,51 @@ sframe_jit_fres(const struct sframe_jit_view *v)
 	return (const struct sframe_jit_fre *)((const u8 *)v->base + v->fre_off);
 }
 
-/* Decode one JIT frame row, reading each of its fields once. */
-static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
-					      struct sframe_row *row)
+/*
+ * Check and decode a frame rule whose fields were each read once into
+ * @r: a version 1 row's or a compact row's rule, which have the same
+ * fields and checks.
+ */
+static enum sframe_find_result
+sframe_jit_decode(const struct sframe_jit_rule *r, struct sframe_row *row)
 {
-	s32 cfa_off = READ_ONCE(fre->cfa_off);
-	s16 ra_off = READ_ONCE(fre->ra_off);
-	s16 fp_off = READ_ONCE(fre->fp_off);
-	u8 cfa_base = READ_ONCE(fre->cfa_base);
-	u8 flags = READ_ONCE(fre->flags);
-
 	/* Reserved bits are refused, so that they can be given a meaning. */
-	if (READ_ONCE(fre->reserved) ||
-	    flags & ~(SFRAME_JIT_FRE_FP_SAVED | SFRAME_JIT_FRE_RA_UNDEFINED))
+	if (r->reserved ||
+	    r->flags & ~(SFRAME_JIT_FRE_FP_SAVED | SFRAME_JIT_FRE_RA_UNDEFINED))
 		return SFRAME_FIND_MALFORMED;
-	if (cfa_base != SFRAME_JIT_CFA_SP && cfa_base != SFRAME_JIT_CFA_FP)
+	if (r->cfa_base != SFRAME_JIT_CFA_SP && r->cfa_base != SFRAME_JIT_CFA_FP)
 		return SFRAME_FIND_MALFORMED;
-	if (flags & SFRAME_JIT_FRE_RA_UNDEFINED) {
+	if (r->flags & SFRAME_JIT_FRE_RA_UNDEFINED) {
 		*row = (struct sframe_row){ .ra_undefined = true };
 		return SFRAME_FIND_HIT;
 	}
 	*row = (struct sframe_row){
-		.cfa_base = cfa_base == SFRAME_JIT_CFA_SP ? SFRAME_CFA_BASE_SP :
-							     SFRAME_CFA_BASE_FP,
-		.cfa_off = cfa_off,
-		.ra_off = ra_off,
+		.cfa_base = r->cfa_base == SFRAME_JIT_CFA_SP ?
+			    SFRAME_CFA_BASE_SP : SFRAME_CFA_BASE_FP,
+		.cfa_off = r->cfa_off,
+		.ra_off = r->ra_off,
 	};
-	if (flags & SFRAME_JIT_FRE_FP_SAVED) {
+	if (r->flags & SFRAME_JIT_FRE_FP_SAVED) {
 		row->fp_saved = true;
-		row->fp_off = fp_off;
+		row->fp_off = r->fp_off;
 	}
 	return SFRAME_FIND_HIT;
+}
+
+/* Decode one JIT frame row, reading each of its fields once. */
+static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
+					      struct sframe_row *row)
+{
+	struct sframe_jit_rule r = {
+		.cfa_off = READ_ONCE(fre->cfa_off),
+		.ra_off = READ_ONCE(fre->ra_off),
+		.fp_off = READ_ONCE(fre->fp_off),
+		.cfa_base = READ_ONCE(fre->cfa_base),
+		.flags = READ_ONCE(fre->flags),
+		.reserved = READ_ONCE(fre->reserved),
+	};
+
+	return sframe_jit_decode(&r, row);
 }
 
 /*
@@ -1151,6 +1165,146 @@ sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
 	return sframe_jit_rows(v, first, nr, target, limit, row);
 }
 
+/*
+ * Compact registries (SFRAME_JIT_F_COMPACT).  The lookup is that of
+ * version 1 step for step, with function starts as offsets into the code
+ * range and each row's rule read from the rule area by its index.
+ */
+static const struct sframe_jit_cfde *
+sframe_jit_cfdes(const struct sframe_jit_view *v)
+{
+	return (const struct sframe_jit_cfde *)((const u8 *)v->base + v->fde_off);
+}
+
+static const struct sframe_jit_cfre *
+sframe_jit_cfres(const struct sframe_jit_view *v)
+{
+	return (const struct sframe_jit_cfre *)((const u8 *)v->base + v->fre_off);
+}
+
+/* The rule at @index, checked against the capacity the kernel keeps. */
+static enum sframe_find_result
+sframe_jit_rule_get(const struct sframe_jit_view *v, u32 index,
+		    struct sframe_row *row)
+{
+	const struct sframe_jit_rule *rule;
+	struct sframe_jit_rule r;
+
+	if (index >= v->rule_cap)
+		return SFRAME_FIND_MALFORMED;
+	rule = (const struct sframe_jit_rule *)((const u8 *)v->base +
+						v->rule_off) + index;
+	r = (struct sframe_jit_rule){
+		.cfa_off = READ_ONCE(rule->cfa_off),
+		.ra_off = READ_ONCE(rule->ra_off),
+		.fp_off = READ_ONCE(rule->fp_off),
+		.cfa_base = READ_ONCE(rule->cfa_base),
+		.flags = READ_ONCE(rule->flags),
+		.reserved = READ_ONCE(rule->reserved),
+	};
+	return sframe_jit_decode(&r, row);
+}
+
+/* As sframe_jit_rows(), on compact rows. */
+static enum sframe_find_result
+sframe_jit_crows(const struct sframe_jit_view *v, u32 first, u32 count,
+		 u32 target, u32 limit, struct sframe_row *row)
+{
+	const struct sframe_jit_cfre *fres = sframe_jit_cfres(v) + first;
+	struct sframe_search s = {
+		.lo = 1, .hi = count, .lo_key = 0, .hi_key = limit,
+		.strict = true,
+	};
+	u32 mid;
+
+	if (READ_ONCE(fres[0].start_off))
+		return SFRAME_FIND_MALFORMED;
+	while (s.lo < s.hi) {
+		mid = sframe_search_mid(&s);
+		if (!sframe_search_step(&s, mid, READ_ONCE(fres[mid].start_off),
+					target))
+			return SFRAME_FIND_MALFORMED;
+	}
+	if (s.lo >= 3 && READ_ONCE(fres[s.lo - 2].start_off) >= s.lo_key)
+		return SFRAME_FIND_MALFORMED;
+	return sframe_jit_rule_get(v, READ_ONCE(fres[s.lo - 1].rule), row);
+}
+
+/* As sframe_jit_prev_fits(), with @start an offset into the range. */
+static bool sframe_jit_cprev_fits(const struct sframe_jit_cfde *prev,
+				  u64 start)
+{
+	return (u64)READ_ONCE(prev->func_off) + READ_ONCE(prev->func_size) <=
+	       start;
+}
+
+/*
+ * The descriptor @fde that the search picked for @off, the PC's offset
+ * into the range, at @start: each of its fields but func_off, which the
+ * search read, is read once.  The sums are of two 32-bit values in 64
+ * bits, so they cannot wrap.
+ */
+static enum sframe_find_result
+sframe_jit_cfde_find(const struct sframe_jit_view *v,
+		     const struct sframe_jit_cfde *fde, u64 start, u64 off,
+		     struct sframe_row *row)
+{
+	u32 size = READ_ONCE(fde->func_size);
+	u32 first = READ_ONCE(fde->fre_start);
+	u16 nr = READ_ONCE(fde->fre_count);
+	u8 flags = READ_ONCE(fde->flags);
+	u8 rep_size = READ_ONCE(fde->rep_size);
+	u32 target, limit;
+
+	if (flags & ~(SFRAME_JIT_FDE_TOMBSTONE | SFRAME_JIT_CFDE_PCMASK))
+		return SFRAME_FIND_MALFORMED;
+	if (start + size > v->text_end - v->text_start)
+		return SFRAME_FIND_MALFORMED;
+	if (off >= start + size)
+		return SFRAME_FIND_NONE;
+	if (flags & SFRAME_JIT_FDE_TOMBSTONE)
+		return SFRAME_FIND_TOMBSTONE;
+	target = off - start;
+	limit = size;
+	if (flags & SFRAME_JIT_CFDE_PCMASK) {
+		if (!rep_size)
+			return SFRAME_FIND_MALFORMED;
+		target %= rep_size;
+		limit = rep_size;
+	}
+	if (!nr || first > v->fre_cap || nr > v->fre_cap - first)
+		return SFRAME_FIND_MALFORMED;
+	return sframe_jit_crows(v, first, nr, target, limit, row);
+}
+
+/* As sframe_jit_lookup(), in a compact registry. */
+static enum sframe_find_result
+sframe_jit_clookup(const struct sframe_jit_view *v, u32 count,
+		   unsigned long pc, struct sframe_row *row)
+{
+	struct sframe_search s = { .hi = count, .hi_key = ULONG_MAX };
+	const struct sframe_jit_cfde *fde;
+	unsigned long off;
+	u32 mid;
+
+	if (pc < v->text_start)
+		return SFRAME_FIND_NONE;
+	off = pc - v->text_start;
+	while (s.lo < s.hi) {
+		mid = sframe_search_mid(&s);
+		if (!sframe_search_step(&s, mid,
+					READ_ONCE(sframe_jit_cfdes(v)[mid].func_off),
+					off))
+			return SFRAME_FIND_MALFORMED;
+	}
+	if (!s.lo)
+		return SFRAME_FIND_NONE;
+	fde = sframe_jit_cfdes(v) + s.lo - 1;
+	if (s.lo >= 2 && !sframe_jit_cprev_fits(fde - 1, s.lo_key))
+		return SFRAME_FIND_MALFORMED;
+	return sframe_jit_cfde_find(v, fde, s.lo_key, off, row);
+}
+
 /**
  * sframe_jit_find() - find the frame row that applies at a PC in a JIT
  *	registry
@@ -1168,7 +1322,9 @@ sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
  * the areas @v describes.  The header's seq is read before and after:
  * odd, or changed meanwhile, the result is SFRAME_FIND_RETRY, whatever
  * was found.  A header whose reserved0 is not zero makes every lookup
- * malformed.  The lookup neither loops on seq nor waits.  Safe in NMI
+ * malformed.  A compact registry (@v->compact) is searched the same way,
+ * and the rule of the row found is read from its rule area, its index
+ * checked against the capacity.  The lookup neither loops on seq nor waits.  Safe in NMI
  * context.
  *
  * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no published function
@@ -1195,7 +1351,10 @@ enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
 	smp_rmb();
 	/* Pairs with the store-release that publishes a descriptor. */
 	count = min(smp_load_acquire(&hdr->fde_count), v->fde_cap);
-	ret = sframe_jit_lookup(v, count, pc, &found);
+	if (v->compact)
+		ret = sframe_jit_clookup(v, count, pc, &found);
+	else
+		ret = sframe_jit_lookup(v, count, pc, &found);
 	/* Pairs with the writer's ordering of its rewrite before seq. */
 	smp_rmb();
 	if (READ_ONCE(hdr->seq) != seq)

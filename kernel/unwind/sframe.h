@@ -151,10 +151,14 @@ struct sframe_func {
  * @fre_cap: frame rows the area holds.
  * @text_start: the registered code range's start.
  * @text_end: its end (exclusive).
+ * @compact: the registry holds compact records (SFRAME_JIT_F_COMPACT).
+ * @rule_off: with @compact, offset of the frame-rule area from @base.
+ * @rule_cap: with @compact, rules the area holds; 0 without.
  *
  * Everything here is the kernel's own copy, never read back from the
  * shared header.  Descriptors and rows are the version 1 structures of
- * the uapi header, one after the other: the strides the kernel writes
+ * the uapi header, or with @compact struct sframe_jit_cfde and struct
+ * sframe_jit_cfre, one after the other: the strides the kernel writes
  * into the shared header are their sizes.
  */
 struct sframe_jit_view {
@@ -165,6 +169,9 @@ struct sframe_jit_view {
 	u32 fre_cap;
 	unsigned long text_start;
 	unsigned long text_end;
+	bool compact;
+	u32 rule_off;
+	u32 rule_cap;
 };
 
 /* struct sframe_row.cfa_base */

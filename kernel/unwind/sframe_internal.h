@@ -161,8 +161,7 @@ void sframe_region_detach(struct sframe_region *r);
 
 /* sframe_jit.c: the registry object, its file and its mapping. */
 struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
-					unsigned long start, unsigned long end,
-					u32 fde_cap, u32 fre_cap);
+					const struct sframe_jit_view *shape);
 void sframe_jit_put(struct sframe_jit_reg *reg);
 void sframe_jit_put_sync(struct sframe_jit_reg *reg);
 struct file *sframe_jit_file(struct sframe_jit_reg *reg);

@@ -102,16 +102,61 @@ void sframe_jit_put_sync(struct sframe_jit_reg *reg)
 		sframe_jit_free_work(&reg->free_work);
 }
 
+/* Bytes per descriptor and per row of a registry of @v's kind. */
+static u32 sframe_jit_fde_size(const struct sframe_jit_view *v)
+{
+	return v->compact ? sizeof(struct sframe_jit_cfde) :
+			    sizeof(struct sframe_jit_fde);
+}
+
+static u32 sframe_jit_fre_size(const struct sframe_jit_view *v)
+{
+	return v->compact ? sizeof(struct sframe_jit_cfre) :
+			    sizeof(struct sframe_jit_fre);
+}
+
+/*
+ * Lay out a registry of @v's kind and capacities: the header page, the
+ * descriptors, then the rows and, in a compact registry, the rules, each
+ * of these two starting on a cache line, so that no line holds records
+ * of two areas.  sframe.rst documents the layout, and the library's
+ * private memory backend mirrors it.  Sets @v's offsets and returns the
+ * size, a few hundred MiB at most, as the capacities are bounded.
+ */
+static u64 sframe_jit_layout(struct sframe_jit_view *v)
+{
+	u64 end;
+
+	BUILD_BUG_ON(sizeof(struct sframe_jit_header) > PAGE_SIZE);
+	v->fde_off = PAGE_SIZE;
+	end = PAGE_SIZE + (u64)v->fde_cap * sframe_jit_fde_size(v);
+	v->fre_off = ALIGN(end, SMP_CACHE_BYTES);
+	end = v->fre_off + (u64)v->fre_cap * sframe_jit_fre_size(v);
+	v->rule_off = 0;
+	if (v->compact) {
+		v->rule_off = ALIGN(end, SMP_CACHE_BYTES);
+		end = v->rule_off +
+		      (u64)v->rule_cap * sizeof(struct sframe_jit_rule);
+	}
+	return PAGE_ALIGN(end);
+}
+
 static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 {
 	struct sframe_jit_header *h = sframe_jit_mem(reg);
+	const struct sframe_jit_view *v = &reg->view;
 
 	h->magic = SFRAME_JIT_MAGIC;
 	h->version = SFRAME_JIT_VERSION;
 	h->header_size = sizeof(*h);
-	h->fde_stride = sizeof(struct sframe_jit_fde);
-	h->fre_stride = sizeof(struct sframe_jit_fre);
-	h->flags = 0;	/* no registration flags are defined yet */
+	h->fde_stride = sframe_jit_fde_size(v);
+	h->fre_stride = sframe_jit_fre_size(v);
+	h->flags = v->compact ? SFRAME_JIT_F_COMPACT : 0;
+	if (v->compact) {
+		h->rule_off = v->rule_off;
+		h->rule_capacity = v->rule_cap;
+		h->rule_stride = sizeof(struct sframe_jit_rule);
+	}
 	h->text_start = reg->view.text_start;
 	h->text_end = reg->view.text_end;
 	h->fde_off = reg->view.fde_off;
@@ -138,10 +183,8 @@ static noinline void *sframe_jit_vmalloc(unsigned long size)
 /**
  * sframe_jit_alloc() - a new registry
  * @mm: the process whose VmPin shows the charge.
- * @start: the code range's start.
- * @end: its end (exclusive).
- * @fde_cap: descriptor capacity.
- * @fre_cap: frame-row capacity.
+ * @shape: the registry's text range, kind (compact or not) and
+ *	capacities, checked by the caller; the rest of it is ignored.
  *
  * A zeroed registry with its header filled in, charged to the current
  * user's locked memory and to the current memory cgroup.  The caller
@@ -151,17 +194,19 @@ static noinline void *sframe_jit_vmalloc(unsigned long size)
  * or ERR_PTR(-ENOMEM).
  */
 struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
-					unsigned long start, unsigned long end,
-					u32 fde_cap, u32 fre_cap)
+					const struct sframe_jit_view *shape)
 {
+	struct sframe_jit_view view = {
+		.text_start = shape->text_start,
+		.text_end = shape->text_end,
+		.compact = shape->compact,
+		.fde_cap = shape->fde_cap,
+		.fre_cap = shape->fre_cap,
+		.rule_cap = shape->compact ? shape->rule_cap : 0,
+	};
 	struct sframe_jit_reg *reg;
-	u64 fre_off, size;
+	u64 size = sframe_jit_layout(&view);
 	int err = -ENOMEM;
-
-	BUILD_BUG_ON(sizeof(struct sframe_jit_header) > PAGE_SIZE);
-	fre_off = ALIGN(PAGE_SIZE + (u64)fde_cap * sizeof(struct sframe_jit_fde),
-			SMP_CACHE_BYTES);
-	size = PAGE_ALIGN(fre_off + (u64)fre_cap * sizeof(struct sframe_jit_fre));
 
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL_ACCOUNT);
 	if (!reg)
@@ -170,8 +215,8 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 	err = sframe_charge(reg->user, size >> PAGE_SHIFT);
 	if (err)
 		goto free_reg;
-	reg->view.base = sframe_jit_vmalloc(size);
-	if (!reg->view.base) {
+	view.base = sframe_jit_vmalloc(size);
+	if (!view.base) {
 		err = -ENOMEM;
 		goto uncharge;
 	}
@@ -181,12 +226,7 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 	atomic64_add(size >> PAGE_SHIFT, &mm->pinned_vm);
 	refcount_set(&reg->ref, 1);
 	INIT_WORK(&reg->free_work, sframe_jit_free_work);
-	reg->view.text_start = start;
-	reg->view.text_end = end;
-	reg->view.fde_off = PAGE_SIZE;
-	reg->view.fde_cap = fde_cap;
-	reg->view.fre_off = fre_off;
-	reg->view.fre_cap = fre_cap;
+	reg->view = view;
 	sframe_jit_init_header(reg);
 	return reg;
 
@@ -369,11 +409,15 @@ unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file)
 
 /**
  * sframe_jit_copy() - carry a registry's published state into its successor
- * @new: the replacement, at least as large as @old in both areas.
+ * @new: the replacement, of @old's kind and at least as large as @old in
+ *	every area.
  * @old: the registry being replaced.
  *
- * The producer is not appending meanwhile (the ABI asks it not to); if
- * it is, it only hurts its own stack traces.
+ * Descriptors, rows and, in a compact registry, rules are copied whole,
+ * published or not: a JIT may have written rows and rules ahead of the
+ * descriptor that will publish them.  The producer is not appending
+ * meanwhile (the ABI asks it not to); if it is, it only hurts its own
+ * stack traces.
  */
 void sframe_jit_copy(struct sframe_jit_reg *new,
 		     const struct sframe_jit_reg *old)
@@ -383,9 +427,12 @@ void sframe_jit_copy(struct sframe_jit_reg *new,
 	struct sframe_jit_header *nh = sframe_jit_mem(new);
 
 	memcpy(sframe_jit_mem(new) + n->fde_off, o->base + o->fde_off,
-	       (size_t)o->fde_cap * sizeof(struct sframe_jit_fde));
+	       (size_t)o->fde_cap * sframe_jit_fde_size(o));
 	memcpy(sframe_jit_mem(new) + n->fre_off, o->base + o->fre_off,
-	       (size_t)o->fre_cap * sizeof(struct sframe_jit_fre));
+	       (size_t)o->fre_cap * sframe_jit_fre_size(o));
+	if (o->compact)
+		memcpy(sframe_jit_mem(new) + n->rule_off, o->base + o->rule_off,
+		       (size_t)o->rule_cap * sizeof(struct sframe_jit_rule));
 	nh->seq = READ_ONCE(oh->seq);
 	nh->fde_count = READ_ONCE(oh->fde_count);
 }
@@ -492,8 +539,7 @@ struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
 	struct file *file;
 
-	reg = sframe_jit_alloc(mm, old->view.text_start, old->view.text_end,
-			       old->view.fde_cap, old->view.fre_cap);
+	reg = sframe_jit_alloc(mm, &old->view);
 	if (PTR_ERR(reg) == -EDQUOT) {
 		sframe_jit_wipe_in_child(vma);
 		sframe_jit_put(old);

@@ -28,18 +28,46 @@ static bool sframe_range_ok(u64 start, u64 end)
 
 /*
  * JIT registries: SFRAME_REGISTER_JIT makes one, SFRAME_REPLACE_JIT a
- * larger one for the same range.
+ * larger one of the same kind for the same range.
+ *
+ * A compact registry needs rules, at most as many as a row's 16-bit
+ * index can name, and a range that its descriptors' 32-bit offsets can
+ * span; a version 1 registry has no rule area, and a rule capacity for
+ * it is a mistake the caller should hear of.
  */
+static int sframe_check_jit_rules(const struct sframe_jit_args *args)
+{
+	if (!(args->flags & SFRAME_JIT_F_COMPACT))
+		return args->rule_capacity ? -EINVAL : 0;
+	if (!args->rule_capacity || args->rule_capacity > SFRAME_JIT_MAX_RULES)
+		return -EINVAL;
+	if (args->text_end - args->text_start > (1ULL << 32))
+		return -EINVAL;
+	return 0;
+}
+
 static int sframe_check_jit_args(const struct sframe_jit_args *args)
 {
-	if (args->flags || args->reserved)
+	if (args->flags & ~SFRAME_JIT_F_COMPACT)
 		return -EINVAL;
 	if (!sframe_range_ok(args->text_start, args->text_end))
 		return -EINVAL;
 	if (!args->fde_capacity || args->fde_capacity > SFRAME_JIT_MAX_FDES ||
 	    !args->fre_capacity || args->fre_capacity > SFRAME_JIT_MAX_FRES)
 		return -EINVAL;
-	return 0;
+	return sframe_check_jit_rules(args);
+}
+
+/*
+ * SFRAME_REPLACE_JIT: @new must be of @old's kind, as the records are
+ * copied as they are, and hold at least what @old holds in every area.
+ */
+static bool sframe_jit_can_replace(const struct sframe_jit_view *new,
+				   const struct sframe_jit_view *old)
+{
+	return new->compact == old->compact &&
+	       new->fde_cap >= old->fde_cap && new->fre_cap >= old->fre_cap &&
+	       new->rule_cap >= old->rule_cap;
 }
 
 /*
@@ -102,8 +130,14 @@ static long sframe_register_jit(const struct sframe_jit_args *args,
 	ret = sframe_check_jit_args(args);
 	if (ret)
 		return ret;
-	reg = sframe_jit_alloc(mm, args->text_start, args->text_end,
-			       args->fde_capacity, args->fre_capacity);
+	reg = sframe_jit_alloc(mm, &(struct sframe_jit_view){
+		.text_start = args->text_start,
+		.text_end = args->text_end,
+		.compact = args->flags & SFRAME_JIT_F_COMPACT,
+		.fde_cap = args->fde_capacity,
+		.fre_cap = args->fre_capacity,
+		.rule_cap = args->rule_capacity,
+	});
 	if (PTR_ERR(reg) == -EDQUOT)
 		return -ENOMEM;
 	if (IS_ERR(reg))
@@ -131,8 +165,7 @@ static long sframe_register_jit(const struct sframe_jit_args *args,
 		if (!old || old->kind != SFRAME_REGION_JIT)
 			goto unlock;
 		ret = -EINVAL;
-		if (reg->view.fde_cap < old->jit->view.fde_cap ||
-		    reg->view.fre_cap < old->jit->view.fre_cap)
+		if (!sframe_jit_can_replace(&reg->view, &old->jit->view))
 			goto unlock;
 	}
 	ret = sframe_jit_install(mm, reg, file, r, old);
