@@ -156,6 +156,28 @@ static void sframe_jit_lookup_test(struct kunit *test)
 	sframe_expect_result(test, ret, c->result, &row, &c->row, &poison);
 }
 
+KUNIT_ARRAY_PARAM_DESC(sframe_cjit, sframe_test_cjit_cases, name);
+
+static void sframe_cjit_lookup_test(struct kunit *test)
+{
+	const struct sframe_test_cjit *c = test->param_value;
+	struct sframe_row row, poison;
+	enum sframe_find_result ret;
+	struct sframe_jit_view v;
+	void *buf;
+
+	KUNIT_ASSERT_LE(test, c->nr_fdes, c->fde_cap);
+	KUNIT_ASSERT_LE(test, c->nr_fres, c->fre_cap);
+	KUNIT_ASSERT_LE(test, c->nr_rules, c->rule_cap);
+	buf = kunit_kmalloc(test, sframe_test_cjit_size(c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	sframe_test_cjit_fill(buf, c, &v);
+	memset(&poison, 0x5a, sizeof(poison));
+	row = poison;
+	ret = sframe_jit_find(&v, c->pc, &row);
+	sframe_expect_result(test, ret, c->result, &row, &c->row, &poison);
+}
+
 KUNIT_ARRAY_PARAM_DESC(sframe_apply, sframe_test_apply_cases, name);
 
 static void sframe_row_apply_test(struct kunit *test)
@@ -177,6 +199,7 @@ static struct kunit_case sframe_kunit_cases[] = {
 	KUNIT_CASE_PARAM(sframe_elf_lookup_test, sframe_elf_gen_params),
 	KUNIT_CASE_PARAM(sframe_table_caps_test, sframe_many_gen_params),
 	KUNIT_CASE_PARAM(sframe_jit_lookup_test, sframe_jit_gen_params),
+	KUNIT_CASE_PARAM(sframe_cjit_lookup_test, sframe_cjit_gen_params),
 	KUNIT_CASE_PARAM(sframe_row_apply_test, sframe_apply_gen_params),
 	{}
 };

@@ -1223,6 +1223,329 @@ static const struct sframe_test_jit sframe_test_jit_cases[] = {
 };
 
 /**
+ * struct sframe_test_cjit - one lookup in a compact JIT registry
+ * @name: what the case shows.
+ * @fdes: compact descriptors written into the registry, from index 0.
+ * @nr_fdes: their number, at most @fde_cap.
+ * @fres: compact rows written into the registry, from index 0.
+ * @nr_fres: their number, at most @fre_cap.
+ * @rules: frame rules written into the registry, from index 0.
+ * @nr_rules: their number, at most @rule_cap.
+ * @fde_cap: the registry's descriptor capacity.
+ * @fre_cap: its row capacity.
+ * @rule_cap: its rule capacity.
+ * @fde_count: the published count in the header.
+ * @seq: the sequence count in the header.
+ * @reserved0: the header's reserved0, which must be zero.
+ * @pc: the address looked up; the text range is [SFT_TEXT, SFT_TEXT_END).
+ * @result: what sframe_jit_find() returns.
+ * @row: the row it gives, for SFRAME_FIND_HIT.
+ */
+struct sframe_test_cjit {
+	const char *name;
+	const struct sframe_jit_cfde *fdes;
+	u32 nr_fdes;
+	const struct sframe_jit_cfre *fres;
+	u32 nr_fres;
+	const struct sframe_jit_rule *rules;
+	u32 nr_rules;
+	u32 fde_cap;
+	u32 fre_cap;
+	u32 rule_cap;
+	u32 fde_count;
+	u32 seq;
+	u32 reserved0;
+	unsigned long pc;
+	enum sframe_find_result result;
+	struct sframe_row row;
+};
+
+/* A compact descriptor, all fields given; @off is from SFT_TEXT. */
+#define SFT_CFDE(off, size, first, count, fl, rep)			\
+	{ .func_off = (off), .func_size = (size), .fre_start = (first),	\
+	  .fre_count = (count), .flags = (fl), .rep_size = (rep) }
+
+/* The registry of sft_jit_fdes in compact records, and one more. */
+#define SFT_CF0		0x1000
+#define SFT_CF1		0x2000
+#define SFT_CF2		0x3000
+#define SFT_CF3		0x4000
+#define SFT_CF4		0x5000
+
+/*
+ * F0 to F3 as in sft_jit_fdes, and F4, a copy of F0 that shares its
+ * rows, as a table whose functions have the same shape does.
+ */
+static const struct sframe_jit_cfde sft_cjit_fdes[] = {
+	SFT_CFDE(SFT_CF0, 11, 0, 4, 0, 0),
+	SFT_CFDE(SFT_CF1, 0x40, 4, 2, SFRAME_JIT_CFDE_PCMASK, 16),
+	SFT_CFDE(SFT_CF2, 0x10, 6, 1, SFRAME_JIT_FDE_TOMBSTONE, 0),
+	SFT_CFDE(SFT_CF3, 0x10, 7, 1, 0, 0),
+	SFT_CFDE(SFT_CF4, 11, 0, 4, 0, 0),
+};
+
+static const struct sframe_jit_cfre sft_cjit_fres[] = {
+	/* F0 and F4: entry, after push %rbp, mov %rsp,%rbp, pop %rbp */
+	{ 0, 0 }, { 1, 1 }, { 4, 2 }, { 10, 0 },
+	/* F1, +0 and +11 of each stub */
+	{ 0, 0 }, { 11, 3 },
+	/* F2 */
+	{ 0, 0 },
+	/* F3 */
+	{ 0, 4 },
+};
+
+static const struct sframe_jit_rule sft_cjit_rules[] = {
+	/* 0: CFA = SP + 8 */
+	{ .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 8, .ra_off = -8 },
+	/* 1: after push %rbp */
+	{ .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 16, .ra_off = -8,
+	  .fp_off = -16, .flags = SFRAME_JIT_FRE_FP_SAVED },
+	/* 2: after mov %rsp,%rbp */
+	{ .cfa_base = SFRAME_JIT_CFA_FP, .cfa_off = 16, .ra_off = -8,
+	  .fp_off = -16, .flags = SFRAME_JIT_FRE_FP_SAVED },
+	/* 3: CFA = SP + 16, FP unchanged */
+	{ .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 16, .ra_off = -8 },
+	/* 4: outermost */
+	{ .flags = SFRAME_JIT_FRE_RA_UNDEFINED },
+};
+
+#define SFT_CJIT_RULES							\
+	.rules = sft_cjit_rules, .nr_rules = ARRAY_SIZE(sft_cjit_rules),	\
+	.rule_cap = ARRAY_SIZE(sft_cjit_rules)
+
+/* The first @n descriptors of sft_cjit_fdes, @count published. */
+#define SFT_CJIT_REG(n, cap, count)					\
+	.fdes = sft_cjit_fdes, .nr_fdes = (n),				\
+	.fres = sft_cjit_fres, .nr_fres = ARRAY_SIZE(sft_cjit_fres),	\
+	SFT_CJIT_RULES, .fde_cap = (cap), .fre_cap = 16,		\
+	.fde_count = (count)
+
+#define SFT_CJIT_STD							\
+	SFT_CJIT_REG(ARRAY_SIZE(sft_cjit_fdes), 8,			\
+		     ARRAY_SIZE(sft_cjit_fdes))
+
+/* The descriptors given, published, with the rows and rules above. */
+#define SFT_CJIT_FDES(...)						\
+	.fdes = (const struct sframe_jit_cfde[]){ __VA_ARGS__ },		\
+	.nr_fdes = ARRAY_SIZE(((const struct sframe_jit_cfde[]){		\
+			      __VA_ARGS__ })),				\
+	.fres = sft_cjit_fres, .nr_fres = ARRAY_SIZE(sft_cjit_fres),	\
+	SFT_CJIT_RULES, .fde_cap = 8, .fre_cap = 16,			\
+	.fde_count = ARRAY_SIZE(((const struct sframe_jit_cfde[]){	\
+				__VA_ARGS__ }))
+
+/* F0, published, with the four rows given. */
+#define SFT_CJIT_F0(...)						\
+	.fdes = (const struct sframe_jit_cfde[]){			\
+		SFT_CFDE(SFT_CF0, 11, 0, 4, 0, 0) },			\
+	.nr_fdes = 1,							\
+	.fres = (const struct sframe_jit_cfre[]){ __VA_ARGS__ },	\
+	.nr_fres = 4, .fde_cap = 8, .fre_cap = 16, .fde_count = 1
+
+/* F0 with the four rows given, and the rules above. */
+#define SFT_CJIT_ROWS(...)						\
+	.fdes = (const struct sframe_jit_cfde[]){			\
+		SFT_CFDE(SFT_CF0, 11, 0, 4, 0, 0) },			\
+	.nr_fdes = 1,							\
+	.fres = (const struct sframe_jit_cfre[]){ __VA_ARGS__ },	\
+	.nr_fres = 4, .fde_cap = 8, .fre_cap = 16, .fde_count = 1,	\
+	SFT_CJIT_RULES
+
+/*
+ * F0 with the rows of sft_cjit_fres, and two rules: rule 0 as there,
+ * rule 1, which the row at 1 names, as given.  Rule 2, which the row at
+ * 4 names, is never written: a zero rule, CFA = SP.
+ */
+#define SFT_CJIT_RULE1(...)						\
+	SFT_CJIT_F0({ 0, 0 }, { 1, 1 }, { 4, 2 }, { 10, 0 }),		\
+	.rules = (const struct sframe_jit_rule[]){			\
+		{ .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 8,		\
+		  .ra_off = -8 },					\
+		__VA_ARGS__ },						\
+	.nr_rules = 2, .rule_cap = 3
+
+/* A rule CFA = SP + 16 with the flags and reserved field given. */
+#define SFT_RULE_SP16(fl, res)						\
+	{ .cfa_base = SFRAME_JIT_CFA_SP, .cfa_off = 16, .ra_off = -8,	\
+	  .flags = (fl), .reserved = (res) }
+
+#define SFT_ROW_SP8	{ .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 8,	\
+			  .ra_off = -8 }
+#define SFT_ROW_SP16	{ .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 16,	\
+			  .ra_off = -8 }
+#define SFT_ROW_PUSHED	{ .cfa_base = SFRAME_CFA_BASE_SP, .cfa_off = 16,	\
+			  .ra_off = -8, .fp_saved = true, .fp_off = -16 }
+#define SFT_ROW_FRAME	{ .cfa_base = SFRAME_CFA_BASE_FP, .cfa_off = 16,	\
+			  .ra_off = -8, .fp_saved = true, .fp_off = -16 }
+
+static const struct sframe_test_cjit sframe_test_cjit_cases[] = {
+	/* Hits */
+	{ "compact hit: F0 entry", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP8 },
+	{ "compact hit: after push, FP saved", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF0 + 3, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_PUSHED },
+	{ "compact hit: FP-based CFA", SFT_CJIT_STD, .seq = 2,
+	  .pc = SFT_TEXT + SFT_CF0 + 4, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_FRAME },
+	{ "compact hit: last byte of F0", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF0 + 10, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP8 },
+	{ "compact hit: F4 shares F0's rows", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF4 + 5, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_FRAME },
+	{ "compact hit: shared rows, the last byte", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF4 + 10, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP8 },
+	{ "compact hit: PCMASK, 0x1c % 16 is past the +11 row",
+	  SFT_CJIT_STD, .pc = SFT_TEXT + SFT_CF1 + 0x1c,
+	  .result = SFRAME_FIND_HIT, .row = SFT_ROW_SP16 },
+	{ "compact hit: PCMASK, 0x2a % 16 is before it", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF1 + 0x2a, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP8 },
+	{ "compact hit: outermost frame", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF3 + 4, .result = SFRAME_FIND_HIT,
+	  .row = { .ra_undefined = true } },
+	{ "compact hit: a function at the range's start",
+	  SFT_CJIT_FDES(SFT_CFDE(0, 11, 0, 4, 0, 0)),
+	  .pc = SFT_TEXT + 4, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_FRAME },
+	{ "compact hit: a function ending at the range's end",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_TEXT_END - SFT_TEXT - 11, 11, 0, 4, 0,
+				 0)),
+	  .pc = SFT_TEXT_END - 1, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP8 },
+	{ "compact hit: the last rule",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF3, 0x10, 7, 1, 0, 0)),
+	  .pc = SFT_TEXT + SFT_CF3, .result = SFRAME_FIND_HIT,
+	  .row = { .ra_undefined = true } },
+
+	/* Misses, tombstones and the sequence count */
+	{ "compact miss: below the range",
+	  SFT_CJIT_FDES(SFT_CFDE(0, 11, 0, 4, 0, 0)),
+	  .pc = SFT_TEXT - 1, .result = SFRAME_FIND_NONE },
+	{ "compact miss: below the first function", SFT_CJIT_STD,
+	  .pc = SFT_TEXT, .result = SFRAME_FIND_NONE },
+	{ "compact miss: gap after F0", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF0 + 11, .result = SFRAME_FIND_NONE },
+	{ "compact miss: past the last function", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF4 + 11, .result = SFRAME_FIND_NONE },
+	{ "compact miss: nothing published", SFT_CJIT_REG(5, 8, 0),
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_NONE },
+	{ "compact miss: F1 written but not published",
+	  SFT_CJIT_REG(5, 8, 1), .pc = SFT_TEXT + SFT_CF1,
+	  .result = SFRAME_FIND_NONE },
+	{ "compact tombstone: F2 reclaimed", SFT_CJIT_STD,
+	  .pc = SFT_TEXT + SFT_CF2 + 4, .result = SFRAME_FIND_TOMBSTONE },
+	{ "compact tombstone: with an unknown flag is malformed",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF2, 0x10, 6, 1,
+				 SFRAME_JIT_FDE_TOMBSTONE | 0x80, 0)),
+	  .pc = SFT_TEXT + SFT_CF2, .result = SFRAME_FIND_MALFORMED },
+	{ "compact retry: seq odd", SFT_CJIT_STD, .seq = 5,
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_RETRY },
+	{ "compact: count above capacity is clamped",
+	  SFT_CJIT_REG(2, 2, 0xffffffff), .pc = SFT_TEXT + SFT_CF1 + 0x1c,
+	  .result = SFRAME_FIND_HIT, .row = SFT_ROW_SP16 },
+	{ "compact: nothing past the clamped count",
+	  SFT_CJIT_REG(2, 2, 0xffffffff), .pc = SFT_TEXT + SFT_CF3,
+	  .result = SFRAME_FIND_NONE },
+	{ "compact malformed: the header's reserved0 is not zero",
+	  SFT_CJIT_STD, .reserved0 = 1, .pc = SFT_TEXT + SFT_CF0,
+	  .result = SFRAME_FIND_MALFORMED },
+
+	/* Malformed descriptors */
+	{ "compact malformed: unknown descriptor flag",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 11, 0, 4, 0x4, 0)),
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: PCMASK with repeat size 0",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF1, 0x40, 4, 2,
+				 SFRAME_JIT_CFDE_PCMASK, 0)),
+	  .pc = SFT_TEXT + SFT_CF1 + 5, .result = SFRAME_FIND_MALFORMED },
+	{ "compact: repeat size without PCMASK is ignored",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF1, 0x40, 4, 2, 0, 16)),
+	  .pc = SFT_TEXT + SFT_CF1 + 0x1c, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP16 },
+	{ "compact malformed: no rows",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 11, 0, 0, 0, 0)),
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: rows past the row capacity",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 11, 14, 4, 0, 0)),
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: first row index past the capacity",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 11, 0xffffffff, 2, 0, 0)),
+	  .pc = SFT_TEXT + SFT_CF0, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: function ends past the range",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_TEXT_END - SFT_TEXT - 10, 11, 0, 4, 0,
+				 0)),
+	  .pc = SFT_TEXT_END - 10, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: offset and size add past 2^32",
+	  SFT_CJIT_FDES(SFT_CFDE(0x1000, 0xfffff000, 0, 4, 0, 0)),
+	  .pc = SFT_TEXT + 0x1004, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: descriptors out of order",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 11, 0, 4, 0, 0),
+			SFT_CFDE(SFT_CF3, 0x10, 7, 1, 0, 0),
+			SFT_CFDE(SFT_CF2, 0x10, 6, 1, 0, 0)),
+	  .pc = SFT_TEXT + SFT_CF3 + 4, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: the unprobed descriptor before is unsorted",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 11, 0, 4, 0, 0),
+			SFT_CFDE(SFT_CF2, 0x10, 6, 1, 0, 0),
+			SFT_CFDE(SFT_CF1, 0x40, 4, 2,
+				 SFRAME_JIT_CFDE_PCMASK, 16),
+			SFT_CFDE(SFT_CF3, 0x10, 7, 1, 0, 0)),
+	  .pc = SFT_TEXT + SFT_CF1 + 0x1c, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: overlapping descriptors",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 0x1800, 0, 4, 0, 0),
+			SFT_CFDE(SFT_CF1, 0x40, 4, 2,
+				 SFRAME_JIT_CFDE_PCMASK, 16)),
+	  .pc = SFT_TEXT + SFT_CF1 + 0x1c, .result = SFRAME_FIND_MALFORMED },
+	{ "compact hit: functions back to back",
+	  SFT_CJIT_FDES(SFT_CFDE(SFT_CF0, 0x1000, 0, 4, 0, 0),
+			SFT_CFDE(SFT_CF1, 0x40, 4, 2,
+				 SFRAME_JIT_CFDE_PCMASK, 16)),
+	  .pc = SFT_TEXT + SFT_CF1 + 0x1c, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP16 },
+
+	/* Malformed rows */
+	{ "compact malformed: first row does not start at 0",
+	  SFT_CJIT_ROWS({ 1, 0 }, { 2, 0 }, { 3, 0 }, { 4, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 5, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: row starts decreasing",
+	  SFT_CJIT_ROWS({ 0, 0 }, { 2, 0 }, { 6, 0 }, { 4, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 7, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: the unprobed row before is unsorted",
+	  SFT_CJIT_ROWS({ 0, 0 }, { 6, 1 }, { 4, 2 }, { 10, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 5, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: row starts past the function",
+	  SFT_CJIT_ROWS({ 0, 0 }, { 2, 0 }, { 11, 0 }, { 12, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 1, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: rule index at the capacity",
+	  SFT_CJIT_ROWS({ 0, 0 }, { 1, 1 }, { 4, 5 }, { 10, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 4, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: rule index far past the capacity",
+	  SFT_CJIT_ROWS({ 0, 0 }, { 1, 0xffff }, { 4, 2 }, { 10, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 1, .result = SFRAME_FIND_MALFORMED },
+	{ "compact: a bad rule index costs only its row's PCs",
+	  SFT_CJIT_ROWS({ 0, 0 }, { 1, 1 }, { 4, 5 }, { 10, 0 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 3, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_PUSHED },
+	{ "compact malformed: unknown CFA base in the rule",
+	  SFT_CJIT_RULE1({ .cfa_base = 2, .cfa_off = 16, .ra_off = -8 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 1, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: unknown flag in the rule",
+	  SFT_CJIT_RULE1(SFT_RULE_SP16(0x4, 0)),
+	  .pc = SFT_TEXT + SFT_CF0 + 2, .result = SFRAME_FIND_MALFORMED },
+	{ "compact malformed: the rule's reserved field is not zero",
+	  SFT_CJIT_RULE1(SFT_RULE_SP16(0, 1)),
+	  .pc = SFT_TEXT + SFT_CF0 + 3, .result = SFRAME_FIND_MALFORMED },
+	{ "compact: a bad rule costs only the rows naming it",
+	  SFT_CJIT_RULE1({ .cfa_base = 2, .cfa_off = 16, .ra_off = -8 }),
+	  .pc = SFT_TEXT + SFT_CF0 + 10, .result = SFRAME_FIND_HIT,
+	  .row = SFT_ROW_SP8 },
+};
+
+/**
  * struct sframe_test_apply - one evaluation of a frame row
  * @name: what the case shows.
  * @row: the row.
@@ -1323,6 +1646,64 @@ static inline void sframe_test_jit_fill(void *buf,
 	hdr->fre_capacity = U32_MAX;
 	hdr->text_start = 0;
 	hdr->text_end = ULONG_MAX;
+	hdr->fde_count = c->fde_count;
+	hdr->seq = c->seq;
+	hdr->reserved0 = c->reserved0;
+}
+
+/*
+ * Bytes of a compact case's registry: header, rows, descriptors, then
+ * rules, last, so that a rule read past the capacity is out of bounds
+ * for KASAN and ASan.
+ */
+static inline size_t sframe_test_cjit_size(const struct sframe_test_cjit *c)
+{
+	return sizeof(struct sframe_jit_header) +
+	       (size_t)c->fre_cap * sizeof(struct sframe_jit_cfre) +
+	       (size_t)c->fde_cap * sizeof(struct sframe_jit_cfde) +
+	       (size_t)c->rule_cap * sizeof(struct sframe_jit_rule);
+}
+
+/*
+ * Lay a compact case's registry out in @buf, of sframe_test_cjit_size()
+ * bytes, and describe it in @v.  As for sframe_test_jit_fill(), the
+ * header's layout fields hold garbage.
+ */
+static inline void sframe_test_cjit_fill(void *buf,
+					 const struct sframe_test_cjit *c,
+					 struct sframe_jit_view *v)
+{
+	struct sframe_jit_header *hdr = buf;
+	u32 fde_off = sizeof(*hdr) + c->fre_cap * sizeof(*c->fres);
+
+	memset(buf, 0, sframe_test_cjit_size(c));
+	*v = (struct sframe_jit_view){
+		.base = buf,
+		.compact = true,
+		.fre_off = sizeof(*hdr),
+		.fre_cap = c->fre_cap,
+		.fde_off = fde_off,
+		.fde_cap = c->fde_cap,
+		.rule_off = fde_off + c->fde_cap * sizeof(*c->fdes),
+		.rule_cap = c->rule_cap,
+		.text_start = SFT_TEXT,
+		.text_end = SFT_TEXT_END,
+	};
+	memcpy((u8 *)buf + v->fre_off, c->fres,
+	       c->nr_fres * sizeof(*c->fres));
+	memcpy((u8 *)buf + v->fde_off, c->fdes,
+	       c->nr_fdes * sizeof(*c->fdes));
+	memcpy((u8 *)buf + v->rule_off, c->rules,
+	       c->nr_rules * sizeof(*c->rules));
+	hdr->magic = SFRAME_JIT_MAGIC;
+	hdr->version = SFRAME_JIT_VERSION;
+	hdr->flags = SFRAME_JIT_F_COMPACT;
+	hdr->fde_off = 0xdead;
+	hdr->fre_off = 0xbeef;
+	hdr->rule_off = 0xf00d;
+	hdr->fde_capacity = U32_MAX;
+	hdr->fre_capacity = U32_MAX;
+	hdr->rule_capacity = U32_MAX;
 	hdr->fde_count = c->fde_count;
 	hdr->seq = c->seq;
 	hdr->reserved0 = c->reserved0;

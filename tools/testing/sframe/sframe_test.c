@@ -364,6 +364,31 @@ static void run_jit_case(const struct sframe_test_jit *c)
 	free(buf);
 }
 
+static void run_cjit_case(const struct sframe_test_cjit *c)
+{
+	struct sframe_row row, poison;
+	enum sframe_find_result ret;
+	struct sframe_jit_view v;
+	void *buf;
+
+	if (c->nr_fdes > c->fde_cap || c->nr_fres > c->fre_cap ||
+	    c->nr_rules > c->rule_cap) {
+		report("cjit", c->name, "bad case");
+		return;
+	}
+	buf = malloc(sframe_test_cjit_size(c));
+	if (!buf) {
+		report("cjit", c->name, "out of memory");
+		return;
+	}
+	sframe_test_cjit_fill(buf, c, &v);
+	memset(&poison, 0x5a, sizeof(poison));
+	row = poison;
+	ret = sframe_jit_find(&v, c->pc, &row);
+	check_lookup("cjit", c->name, ret, c->result, &row, &c->row, &poison);
+	free(buf);
+}
+
 static void run_apply_case(const struct sframe_test_apply *c)
 {
 	struct sframe_step step = {};
@@ -793,6 +818,8 @@ int main(int argc, char **argv)
 	run_resched_case();
 	for (i = 0; i < ARRAY_SIZE(sframe_test_jit_cases); i++)
 		run_jit_case(&sframe_test_jit_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(sframe_test_cjit_cases); i++)
+		run_cjit_case(&sframe_test_cjit_cases[i]);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_apply_cases); i++)
 		run_apply_case(&sframe_test_apply_cases[i]);
 	fuzz_elf(iterations);
