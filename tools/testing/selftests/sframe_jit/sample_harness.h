@@ -42,6 +42,23 @@ static inline void registry_new(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, jit_registry_attach(r, hdr));
 }
 
+/*
+ * The same, compact (SFRAME_JIT_F_COMPACT), with @nrule rules: the
+ * registry's functions go through sample_lib.c's compact records.
+ */
+static inline void registry_new_compact(struct __test_metadata *_metadata,
+					struct jit_registry *r,
+					unsigned long start, unsigned long end,
+					__u32 nfde, __u32 nfre, __u32 nrule)
+{
+	struct sframe_jit_header *hdr = NULL;
+
+	ASSERT_EQ(0, cjit_register(start, end, nfde, nfre, nrule, &hdr));
+	ASSERT_EQ((__u32)SFRAME_JIT_F_COMPACT, hdr->flags);
+	ASSERT_EQ(0, jit_registry_attach(r, hdr));
+	ASSERT_TRUE(r->compact);
+}
+
 /* Open a sampler of this thread, with a ring of @pages data pages. */
 static inline void sampler_start(struct __test_metadata *_metadata,
 				 struct sampler *s,

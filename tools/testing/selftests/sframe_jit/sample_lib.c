@@ -269,12 +269,22 @@ void emit_spin(struct emitter *e, unsigned long *count)
 static int registry_read_layout(struct jit_registry *r,
 				struct sframe_jit_header *hdr)
 {
+	bool compact = hdr->flags & SFRAME_JIT_F_COMPACT;
+
 	if (hdr->magic != SFRAME_JIT_MAGIC || hdr->version != SFRAME_JIT_VERSION)
 		return -EPROTO;
-	if (hdr->fde_stride < sizeof(struct sframe_jit_fde) ||
-	    hdr->fre_stride < sizeof(struct sframe_jit_fre))
+	if (compact && (hdr->fde_stride < sizeof(struct sframe_jit_cfde) ||
+			hdr->fre_stride < sizeof(struct sframe_jit_cfre) ||
+			hdr->rule_stride < sizeof(struct sframe_jit_rule)))
+		return -EPROTO;
+	if (!compact && (hdr->fde_stride < sizeof(struct sframe_jit_fde) ||
+			 hdr->fre_stride < sizeof(struct sframe_jit_fre)))
 		return -EPROTO;
 	r->hdr = hdr;
+	r->compact = compact;
+	r->rules = compact ? (char *)hdr + hdr->rule_off : NULL;
+	r->rule_stride = hdr->rule_stride;
+	r->rule_capacity = hdr->rule_capacity;
 	r->fdes = (char *)hdr + hdr->fde_off;
 	r->fres = (char *)hdr + hdr->fre_off;
 	r->text_start = hdr->text_start;
@@ -341,6 +351,16 @@ struct sframe_jit_fre *jit_registry_fre(const struct jit_registry *r, __u32 i)
 	return (struct sframe_jit_fre *)(r->fres + (size_t)i * r->fre_stride);
 }
 
+/* Descriptor @i's first row, in either kind of registry. */
+__u32 jit_registry_fre_start(const struct jit_registry *r, __u32 i)
+{
+	const void *fde = jit_registry_fde(r, i);
+
+	if (r->compact)
+		return ((const struct sframe_jit_cfde *)fde)->fre_start;
+	return ((const struct sframe_jit_fde *)fde)->fre_start;
+}
+
 /* Hand out @n row slots that no descriptor uses; the first, or -ENOSPC. */
 long jit_registry_alloc_rows(struct jit_registry *r, __u32 n)
 {
@@ -352,12 +372,61 @@ long jit_registry_alloc_rows(struct jit_registry *r, __u32 n)
 	return first;
 }
 
+static struct sframe_jit_rule *rule_at(const struct jit_registry *r, __u32 i)
+{
+	return (struct sframe_jit_rule *)(r->rules + (size_t)i * r->rule_stride);
+}
+
+/*
+ * The index of @row's rule in a compact registry: the rule written
+ * already, as a JIT shares them, or a new one.  Past the capacity the
+ * index is the capacity, which the kernel refuses: the test sees it.
+ */
+static __u32 rule_index(struct jit_registry *r, const struct sframe_jit_fre *row)
+{
+	struct sframe_jit_rule want = {
+		.cfa_off = row->cfa_off, .ra_off = row->ra_off,
+		.fp_off = row->fp_off, .cfa_base = row->cfa_base,
+		.flags = row->flags,
+	};
+	__u32 i;
+
+	for (i = 0; i < r->nr_rules; i++)
+		if (!memcmp(rule_at(r, i), &want, sizeof(want)))
+			return i;
+	if (r->nr_rules == r->rule_capacity)
+		return r->rule_capacity;
+	memset(rule_at(r, i), 0, r->rule_stride);
+	memcpy(rule_at(r, i), &want, sizeof(want));
+	return r->nr_rules++;
+}
+
+/* @fn's rows as compact rows, from slot @first on. */
+static void write_crows(struct jit_registry *r, __u32 first,
+			const struct jit_fn *fn)
+{
+	unsigned int i;
+
+	for (i = 0; i < fn->nr_rows; i++) {
+		struct sframe_jit_cfre *row = (struct sframe_jit_cfre *)
+			(r->fres + (size_t)(first + i) * r->fre_stride);
+
+		memset(row, 0, r->fre_stride);
+		row->start_off = fn->rows[i].start_off;
+		row->rule = rule_index(r, &fn->rows[i]);
+	}
+}
+
 /* @fn's rows into slots from @first on, which no published descriptor uses. */
-void jit_registry_write_rows(const struct jit_registry *r, __u32 first,
+void jit_registry_write_rows(struct jit_registry *r, __u32 first,
 			     const struct jit_fn *fn)
 {
 	unsigned int i;
 
+	if (r->compact) {
+		write_crows(r, first, fn);
+		return;
+	}
 	for (i = 0; i < fn->nr_rows; i++) {
 		struct sframe_jit_fre *row = jit_registry_fre(r, first + i);
 
@@ -366,9 +435,29 @@ void jit_registry_write_rows(const struct jit_registry *r, __u32 first,
 	}
 }
 
+/* A compact descriptor: the start as an offset, PCMASK as a flag. */
+static void cfde_fill(const struct jit_registry *r, void *p,
+		      const struct jit_fn *fn, __u32 first_row)
+{
+	struct sframe_jit_cfde *fde = p;
+
+	memset(fde, 0, r->fde_stride);
+	fde->func_off = fn->start - r->text_start;
+	fde->func_size = fn->size;
+	fde->fre_start = first_row;
+	fde->fre_count = fn->nr_rows;
+	if (fn->type == SFRAME_JIT_FDE_PCMASK)
+		fde->flags = SFRAME_JIT_CFDE_PCMASK;
+	fde->rep_size = fn->rep_size;
+}
+
 static void fde_fill(const struct jit_registry *r, struct sframe_jit_fde *fde,
 		     const struct jit_fn *fn, __u32 first_row)
 {
+	if (r->compact) {
+		cfde_fill(r, fde, fn, first_row);
+		return;
+	}
 	memset(fde, 0, r->fde_stride);
 	fde->func_start = fn->start;
 	fde->func_size = fn->size;
@@ -433,8 +522,17 @@ int jit_registry_append(struct jit_registry *r, struct jit_fn *fn)
 void jit_registry_tombstone(const struct jit_registry *r, __u32 i, bool on)
 {
 	struct sframe_jit_fde *fde = jit_registry_fde(r, i);
+	struct sframe_jit_cfde *cfde = (void *)fde;
 	__u16 flags = on ? SFRAME_JIT_FDE_TOMBSTONE : 0;
 
+	if (r->compact) {
+		/* The PCMASK flag shares the field, and stays. */
+		__u8 f = __atomic_load_n(&cfde->flags, __ATOMIC_RELAXED);
+
+		f = (f & ~SFRAME_JIT_FDE_TOMBSTONE) | flags;
+		__atomic_store_n(&cfde->flags, f, __ATOMIC_RELEASE);
+		return;
+	}
 	__atomic_store_n(&fde->flags, flags, __ATOMIC_RELEASE);
 }
 

@@ -120,6 +120,11 @@ struct jit_registry {
 	__u32 nr_fdes;		/* descriptors published */
 	__u32 nr_fres;		/* row slots handed out */
 	__u64 last_end;		/* end of the last function appended */
+	/* SFRAME_JIT_F_COMPACT: compact records and a rule area. */
+	bool compact;
+	char *rules;
+	__u32 rule_stride, rule_capacity;
+	__u32 nr_rules;		/* distinct rules written */
 };
 
 int jit_registry_attach(struct jit_registry *r, struct sframe_jit_header *hdr);
@@ -129,8 +134,9 @@ struct sframe_jit_fde *jit_registry_fde(const struct jit_registry *r,
 					__u32 i);
 struct sframe_jit_fre *jit_registry_fre(const struct jit_registry *r,
 					__u32 i);
+__u32 jit_registry_fre_start(const struct jit_registry *r, __u32 i);
 long jit_registry_alloc_rows(struct jit_registry *r, __u32 n);
-void jit_registry_write_rows(const struct jit_registry *r, __u32 first,
+void jit_registry_write_rows(struct jit_registry *r, __u32 first,
 			     const struct jit_fn *fn);
 int jit_registry_publish(struct jit_registry *r, struct jit_fn *fn,
 			 __u32 first_row);

@@ -224,10 +224,11 @@ static void jit_publish(struct __test_metadata *_metadata, struct jit *j,
 
 /*
  * Emit the functions into a code page followed by their data page, make
- * the code executable and, if @publish, register and publish it.
+ * the code executable and, if @publish, register and publish it, in a
+ * compact registry if @compact.
  */
 static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
-		      bool publish)
+		      bool publish, bool compact)
 {
 	size_t ps = page_size();
 	struct emitter e = { 0 };
@@ -259,8 +260,14 @@ static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
 
 	if (!publish)
 		return;
-	registry_new(_metadata, &j->reg, (unsigned long)j->code,
-		     (unsigned long)j->code + j->code_size, NR_FNS, 4 * MAX_ROWS);
+	if (compact)
+		registry_new_compact(_metadata, &j->reg, (unsigned long)j->code,
+				     (unsigned long)j->code + j->code_size,
+				     NR_FNS, 4 * MAX_ROWS, 4 * MAX_ROWS);
+	else
+		registry_new(_metadata, &j->reg, (unsigned long)j->code,
+			     (unsigned long)j->code + j->code_size, NR_FNS,
+			     4 * MAX_ROWS);
 	/* Before any of it runs; in address order, as the registry wants. */
 	for (i = 0; i < NR_FNS; i++)
 		jit_publish(_metadata, j, &j->fn[i]);
@@ -616,7 +623,7 @@ TEST_F(native, jit_code_runs_natively_and_stores_every_return_address)
 	struct jit j;
 	unsigned int k;
 
-	jit_setup(_metadata, &j, false);
+	jit_setup(_metadata, &j, false, false);
 	jit_log_layout(_metadata, &j);
 	jit_dump(_metadata, &j);
 	for (k = 0; k < NR_STUBS; k++) {
@@ -651,7 +658,7 @@ TEST_F(native, every_jit_instruction_has_a_row_that_finds_its_return_address)
 	unsigned int i, k;
 	struct jit j;
 
-	jit_setup(_metadata, &j, false);
+	jit_setup(_metadata, &j, false, false);
 	for (i = 0; i < NR_FNS; i++)
 		fns[i] = (struct trace_fn){ &j.fn[i], &j.data->ret[i] };
 	/* Each run goes through every instruction of its stub. */
@@ -679,11 +686,24 @@ FIXTURE(sample) {
 	struct jit jit;
 };
 
+/* Every sampling case, in a version 1 and in a compact registry. */
+FIXTURE_VARIANT(sample) {
+	bool compact;
+};
+
+FIXTURE_VARIANT_ADD(sample, v1) {
+	.compact = false,
+};
+
+FIXTURE_VARIANT_ADD(sample, compact) {
+	.compact = true,
+};
+
 FIXTURE_SETUP(sample)
 {
 	if (sampling_skip(_metadata))
 		return;
-	jit_setup(_metadata, &self->jit, true);
+	jit_setup(_metadata, &self->jit, true, variant->compact);
 }
 
 FIXTURE_TEARDOWN(sample)
@@ -747,6 +767,7 @@ FIXTURE(tombstone) {
 FIXTURE_VARIANT(tombstone) {
 	enum jit_fn_id fn;
 	unsigned int first_bad;
+	bool compact;
 };
 
 FIXTURE_VARIANT_ADD(tombstone, leaf) {
@@ -754,9 +775,21 @@ FIXTURE_VARIANT_ADD(tombstone, leaf) {
 	.first_bad = 1,		/* frame_of[FN_LEAF] */
 };
 
+FIXTURE_VARIANT_ADD(tombstone, leaf_compact) {
+	.fn = FN_LEAF,
+	.first_bad = 1,		/* frame_of[FN_LEAF] */
+	.compact = true,
+};
+
 FIXTURE_VARIANT_ADD(tombstone, nofp_func) {
 	.fn = FN_NOFP,
 	.first_bad = 3,		/* frame_of[FN_NOFP] */
+};
+
+FIXTURE_VARIANT_ADD(tombstone, nofp_func_compact) {
+	.fn = FN_NOFP,
+	.first_bad = 3,		/* frame_of[FN_NOFP] */
+	.compact = true,
 };
 
 FIXTURE_VARIANT_ADD(tombstone, pcmask_stubs) {
@@ -764,16 +797,28 @@ FIXTURE_VARIANT_ADD(tombstone, pcmask_stubs) {
 	.first_bad = 4,		/* frame_of[FN_STUBS] */
 };
 
+FIXTURE_VARIANT_ADD(tombstone, pcmask_stubs_compact) {
+	.fn = FN_STUBS,
+	.first_bad = 4,		/* frame_of[FN_STUBS] */
+	.compact = true,
+};
+
 FIXTURE_VARIANT_ADD(tombstone, fp_func) {
 	.fn = FN_FP,
 	.first_bad = NR_FRAMES,
+};
+
+FIXTURE_VARIANT_ADD(tombstone, fp_func_compact) {
+	.fn = FN_FP,
+	.first_bad = NR_FRAMES,
+	.compact = true,
 };
 
 FIXTURE_SETUP(tombstone)
 {
 	if (sampling_skip(_metadata))
 		return;
-	jit_setup(_metadata, &self->jit, true);
+	jit_setup(_metadata, &self->jit, true, variant->compact);
 }
 
 FIXTURE_TEARDOWN(tombstone)
@@ -816,7 +861,7 @@ TEST_F_TIMEOUT(tombstone, rows_out_of_order_fall_back_and_count_as_malformed,
 		     fn->nr_rows);
 	for (i = 1; i < fn->nr_rows; i++)
 		rev.rows[i] = fn->rows[fn->nr_rows - i];
-	first = jit_registry_fde(&self->jit.reg, fn->fde)->fre_start;
+	first = jit_registry_fre_start(&self->jit.reg, fn->fde);
 	seq_begin(&self->jit);
 	jit_registry_write_rows(&self->jit.reg, first, &rev);
 	seq_end(&self->jit);
@@ -903,7 +948,7 @@ FIXTURE_SETUP(everyone)
 	if (sampling_skip(_metadata))
 		return;
 	ASSERT_EQ(0, sysctl_write(USER_CALLCHAINS_SYSCTL, "1"));
-	jit_setup(_metadata, &self->jit, true);
+	jit_setup(_metadata, &self->jit, true, false);
 }
 
 FIXTURE_TEARDOWN(everyone)

@@ -116,15 +116,18 @@ static inline unsigned long page_up(unsigned long addr)
 	return page_down(addr + page_size() - 1);
 }
 
-static inline int jit_op(unsigned int op, __u64 start, __u64 end,
-			 __u32 nfde, __u32 nfre,
-			 struct sframe_jit_header **hdr)
+/* SFRAME_REGISTER_JIT or SFRAME_REPLACE_JIT with every argument given. */
+static inline int jit_op_flags(unsigned int op, __u64 start, __u64 end,
+			       __u32 nfde, __u32 nfre, __u32 flags,
+			       __u32 nrule, struct sframe_jit_header **hdr)
 {
 	struct sframe_jit_args args = {
 		.text_start	= start,
 		.text_end	= end,
 		.fde_capacity	= nfde,
 		.fre_capacity	= nfre,
+		.flags		= flags,
+		.rule_capacity	= nrule,
 	};
 	long ret = sframe_register(op, &args, sizeof(args));
 
@@ -133,6 +136,30 @@ static inline int jit_op(unsigned int op, __u64 start, __u64 end,
 	if (hdr)
 		*hdr = (struct sframe_jit_header *)ret;
 	return 0;
+}
+
+static inline int jit_op(unsigned int op, __u64 start, __u64 end,
+			 __u32 nfde, __u32 nfre,
+			 struct sframe_jit_header **hdr)
+{
+	return jit_op_flags(op, start, end, nfde, nfre, 0, 0, hdr);
+}
+
+/* A compact registry (SFRAME_JIT_F_COMPACT) of @nrule rules. */
+static inline int cjit_register(__u64 start, __u64 end, __u32 nfde,
+				__u32 nfre, __u32 nrule,
+				struct sframe_jit_header **hdr)
+{
+	return jit_op_flags(SFRAME_REGISTER_JIT, start, end, nfde, nfre,
+			    SFRAME_JIT_F_COMPACT, nrule, hdr);
+}
+
+static inline int cjit_replace(__u64 start, __u64 end, __u32 nfde,
+			       __u32 nfre, __u32 nrule,
+			       struct sframe_jit_header **hdr)
+{
+	return jit_op_flags(SFRAME_REPLACE_JIT, start, end, nfde, nfre,
+			    SFRAME_JIT_F_COMPACT, nrule, hdr);
 }
 
 static inline int jit_register(__u64 start, __u64 end, __u32 nfde,
