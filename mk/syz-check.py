@@ -401,6 +401,27 @@ def check_image(dstructs, dattrs, sizes, fail):
         if off.get(f) != want:
             fail.add("struct sframe_jit_image1: %s at offset %s, the "
                      "registry's at %d" % (f, off.get(f), want))
+    check_cimage(dstructs, dattrs, sizes, fail)
+
+
+def cache_align(x):
+    return (x + SMP_CACHE_BYTES - 1) // SMP_CACHE_BYTES * SMP_CACHE_BYTES
+
+
+def check_cimage(dstructs, dattrs, sizes, fail):
+    """The compact one-function image: 16 rows, then the rule area."""
+    if "sframe_jit_cimage1" not in dstructs:
+        fail.add("struct sframe_jit_cimage1 is missing")
+        return
+    _, _, lay = struct_layout("sframe_jit_cimage1", dstructs, dattrs)
+    off = dict((f, o) for f, o, _ in lay)
+    fre = cache_align(PAGE_SIZE + sizes["sframe_jit_cfde"])
+    rules = cache_align(fre + 16 * sizes["sframe_jit_cfre"])
+    for f, want in (("header", 0), ("fde", PAGE_SIZE), ("fres", fre),
+                    ("rules", rules)):
+        if off.get(f) != want:
+            fail.add("struct sframe_jit_cimage1: %s at offset %s, the "
+                     "registry's at %d" % (f, off.get(f), want))
 
 
 def check_section(dstructs, dattrs, kdefs, fail):
@@ -495,8 +516,8 @@ MUTATIONS = [
      "\tsframe_size\tflags[sframe_elf_sizes, int64]\n\tpad\tint64\n",
      "struct sframe_elf_args: field pad is not in the header"),
     ("two fields swapped", "desc",
-     "\tra_off\t\tint16\n\tfp_off\t\tint16\n",
-     "\tfp_off\t\tint16\n\tra_off\t\tint16\n",
+     "\tstart_off\tint32[0:4096]\n\tcfa_off\t\tint32\n",
+     "\tcfa_off\t\tint32\n\tstart_off\tint32[0:4096]\n",
      "struct sframe_jit_fre: fields in another order"),
     ("a field of another size", "desc",
      "\tfde_count\tint32[0:17]\n", "\tfde_count\tint64[0:17]\n",
@@ -510,9 +531,13 @@ MUTATIONS = [
      "\t__u32 map_size;", "\t__u64 map_size;",
      "struct sframe_jit_header: field map_size has size 4, the header's 8"),
     ("the registry image's padding wrong", "desc",
-     "\theader_pad\tarray[const[0, int8], 3864]",
-     "\theader_pad\tarray[const[0, int8], 3856]",
+     "\theader_pad\tarray[const[0, int8], 3864]\n\tfde\t\tsframe_jit_fde\n",
+     "\theader_pad\tarray[const[0, int8], 3856]\n\tfde\t\tsframe_jit_fde\n",
      "struct sframe_jit_image1: fde at offset 4088, the registry's at 4096"),
+    ("the compact registry image's row padding wrong", "desc",
+     "\tfde_pad\t\tarray[const[0, int8], 48]",
+     "\tfde_pad\t\tarray[const[0, int8], 40]",
+     "struct sframe_jit_cimage1: fres at offset 4152, the registry's at 4160"),
     ("the SFrame section header one byte short", "desc",
      "\tauxhdr_len\tconst[0, int8]\n", "",
      "SFRAME_HDR_SIZE is 28"),
