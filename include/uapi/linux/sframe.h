@@ -149,8 +149,9 @@ struct sframe_unregister_args {
 /*
  * The JIT registry.
  *
- * A mapping of (header page | descriptor area | frame-row area), shared
- * by the JIT and the kernel.  The kernel fills the header's layout fields
+ * A mapping of (header page | descriptor area | frame-row area), and a
+ * frame-rule area after them with SFRAME_JIT_F_COMPACT, shared by the
+ * JIT and the kernel.  The kernel fills the header's layout fields
  * at registration and never reads them back: it keeps its own copy of
  * the layout, the capacities and the text range.  Everything the JIT
  * writes is checked each time the kernel reads it; a bad value costs the
@@ -224,7 +225,7 @@ struct sframe_jit_stats {
  * @fre_capacity: frame rows the area holds: the fre_capacity asked
  *	for, not rounded up.  Kernel-written.
  * @map_size: bytes in the mapping, for munmap(); a multiple of the page
- *	size.  The bytes past the row area are padding the kernel never
+ *	size.  The bytes past the last area are padding the kernel never
  *	reads.  Kernel-written.
  * @fde_count: published descriptors.  JIT-written, with release
  *	semantics, after the descriptor and its rows; read by the kernel
