@@ -14,7 +14,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
 time=${FUZZ_TIME:-300}
-targets=${FUZZ_TARGETS:-fuzz_elf fuzz_jit fuzz_walk}
+targets=${FUZZ_TARGETS:-fuzz_elf fuzz_jit fuzz_cjit fuzz_walk}
 src=$top/tools/testing/sframe/fuzz
 out=$build/fuzz
 unwind=$top/kernel/unwind

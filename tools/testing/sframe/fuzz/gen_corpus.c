@@ -3,9 +3,10 @@
  * Writes the hand-built part of the seed corpus (make-corpus.sh runs it):
  * the ELF sections of the shared test cases (kernel/unwind/
  * sframe_test_cases.h) for fuzz_elf; writer programs and raw registry
- * images for fuzz_jit; consistent stacks over JIT and ELF regions for
- * fuzz_walk.  The formats are those described at the top of each
- * target.  Every byte is fixed: the output is the same on every run.
+ * images for fuzz_jit; compact registry images for fuzz_cjit;
+ * consistent stacks over JIT and ELF regions for fuzz_walk.  The formats
+ * are those described at the top of each target.  Every byte is fixed:
+ * the output is the same on every run.
  *
  *	gen_corpus DIR
  */
@@ -204,6 +205,36 @@ static void gen_jit_raw(u32 seq, const char *name)
 	put(&b, 1, 1);		/* raw */
 	put_bytes(&b, mem + count_off, sizeof(mem) - count_off);
 	emit("fuzz_jit", name, b.b, b.n);
+}
+
+/* ---- fuzz_cjit ---- */
+
+/*
+ * The compact registry of the shared test cases, in a range of @len
+ * bytes: capacities, length, count, seq, reserved0, the three areas
+ * (8 descriptors, 16 rows, the rules), then PCs into F0 and F1.
+ */
+static void gen_cjit(u64 len, const char *name)
+{
+	static struct sframe_jit_cfde fdes[8];
+	static struct sframe_jit_cfre fres[16];
+	struct buf b = {};
+
+	memcpy(fdes, sft_cjit_fdes, sizeof(sft_cjit_fdes));
+	memcpy(fres, sft_cjit_fres, sizeof(sft_cjit_fres));
+	put(&b, ARRAY_SIZE(fdes) - 1, 1);
+	put(&b, ARRAY_SIZE(fres) - 1, 1);
+	put(&b, ARRAY_SIZE(sft_cjit_rules) - 1, 1);
+	put(&b, len - 1, 4);
+	put(&b, ARRAY_SIZE(sft_cjit_fdes), 1);
+	put(&b, 0, 1);
+	put(&b, 0, 1);
+	put_bytes(&b, fdes, sizeof(fdes));
+	put_bytes(&b, fres, sizeof(fres));
+	put_bytes(&b, sft_cjit_rules, sizeof(sft_cjit_rules));
+	put(&b, SFT_CF0 + 4, 4);
+	put(&b, SFT_CF1 + 0x1c, 4);
+	emit("fuzz_cjit", name, b.b, b.n);
 }
 
 /* ---- fuzz_walk ---- */
@@ -519,6 +550,8 @@ int main(int argc, char **argv)
 	gen_jit_programs();
 	gen_jit_raw(0, "raw-registry");
 	gen_jit_raw(7, "raw-registry-rewriting");
+	gen_cjit(0x10000, "compact-registry");
+	gen_cjit(1ULL << 32, "compact-registry-4g");
 	gen_walk_jit();
 	gen_walk_elf();
 	gen_walk_budget();

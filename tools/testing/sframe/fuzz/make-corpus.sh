@@ -8,6 +8,7 @@
 #    2.40, with PCMASK descriptors for the PLT), and the hand-built
 #    version 1 to 3 sections of the shared test cases;
 #  - fuzz_jit: writer programs and raw registry images;
+#  - fuzz_cjit: compact registry images;
 #  - fuzz_walk: stacks over JIT and ELF regions and frame records.
 # gen_corpus.c writes the hand-built files.  The same toolchain gives the
 # same bytes on every run; nothing depends on time, paths or randomness.
@@ -18,7 +19,7 @@ top=../../../..
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="fuzz_elf fuzz_jit fuzz_walk"
+targets="fuzz_elf fuzz_jit fuzz_cjit fuzz_walk"
 for t in $targets; do
 	mkdir -p "$tmp/$t"
 done
