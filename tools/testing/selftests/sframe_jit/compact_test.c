@@ -307,4 +307,45 @@ TEST_F(compact, replace_copies_descriptors_rows_and_rules)
 	EXPECT_EQ(2 * rules, i) TH_LOG("rule byte %zu not zero", i);
 }
 
+/*
+ * fork gives the child a copy of the registry, rule area included, at
+ * the same address, registered for the same range and of the same kind:
+ * the child replaces it only with a compact registry.
+ */
+TEST_F(compact, fork_copies_a_compact_registry)
+{
+	struct sframe_jit_header *h = NULL;
+	size_t rules = NRULE * 12, i;
+	unsigned char *p;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, cjit_register(self->start, self->end, NFDE, NFRE, NRULE,
+				   &h));
+	for (p = area(h, h->rule_off), i = 0; i < rules; i++)
+		p[i] = i * 13 + 3;
+	h->fde_count = 7;
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (h->flags != SFRAME_JIT_F_COMPACT || h->fde_count != 7)
+			_exit(10);
+		for (p = area(h, h->rule_off), i = 0; i < rules; i++)
+			if (p[i] != (unsigned char)(i * 13 + 3))
+				_exit(11);
+		if (!range_is_registered(self->start, self->end))
+			_exit(12);
+		if (jit_replace(self->start, self->end, NFDE, NFRE, NULL) !=
+		    -EINVAL)
+			_exit(13);
+		if (cjit_replace(self->start, self->end, NFDE, NFRE, NRULE,
+				 NULL))
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_HARNESS_MAIN
