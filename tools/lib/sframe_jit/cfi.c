@@ -576,3 +576,27 @@ int sframe_jit_import_cfi(struct sframe_jit *reg,
 	free(funcs);
 	return err;
 }
+
+int sframe_jit_cfi_compact_caps(const struct sframe_jit_cfi *cfi,
+				struct sframe_jit_opts *opts)
+{
+	struct sframe_jit__compact_caps caps;
+	int err;
+
+	if (!cfi || !opts ||
+	    opts->sz < offsetof(struct sframe_jit_opts, rule_capacity) +
+		       sizeof(opts->rule_capacity))
+		return -EINVAL;
+	err = sframe_jit__compact_caps(cfi->funcs, cfi->nr_funcs,
+				       cfi->rows.rows, cfi->rows.nr, &caps);
+	if (err)
+		return err;
+	if (caps.nr_fdes > SFRAME_JIT_MAX_FDES ||
+	    caps.nr_rows > SFRAME_JIT_MAX_FRES)
+		return -ENOSPC;
+	/* An empty table still makes a registry of one of each. */
+	opts->fde_capacity = caps.nr_fdes ?: 1;
+	opts->fre_capacity = caps.nr_rows ?: 1;
+	opts->rule_capacity = caps.nr_rules ?: 1;
+	return 0;
+}
