@@ -1687,6 +1687,8 @@ static int shared_check(struct sframe_jit *reg,
  * is published, as for a single function.  On error the descriptors
  * added are removed again; the block stays used.
  *
+ * Into a compact registry, sframe_jit__add_compact() adds them.
+ *
  * Return: @nr_funcs, or the first error as sframe_jit_add() reports it;
  * -EINVAL for a registry without SFRAME_JIT_F_SHARE_ROWS, which could
  * compact the shared rows apart.
@@ -1753,9 +1755,13 @@ static int compact_order_check(struct sframe_jit *reg,
 {
 	uint32_t i;
 
-	for (i = 1; i < nr_funcs; i++)
-		if (funcs[i].start < funcs[i - 1].start + funcs[i - 1].size)
+	for (i = 0; i < nr_funcs; i++) {
+		/* Stubs are for sframe_jit_add_stubs(), which is refused. */
+		if (funcs[i].stub_size)
+			return -EOPNOTSUPP;
+		if (i && funcs[i].start < funcs[i - 1].start + funcs[i - 1].size)
 			return -EINVAL;
+	}
 	if (!nr_funcs || funcs[0].start >= reg->tail_end)
 		return 0;
 	return overlap_check(reg, &funcs[0]) ?: -EOPNOTSUPP;

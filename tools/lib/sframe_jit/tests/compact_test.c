@@ -189,6 +189,9 @@ TEST(compact_registry_refuses_what_it_does_not_support, T_BOTH)
 		  -EOPNOTSUPP);
 	EXPECT_EQ(sframe_jit__add_batch(reg, &fn, 1, &row), -EOPNOTSUPP);
 	EXPECT_EQ(sframe_jit_grow(reg, 16, 16), -EOPNOTSUPP);
+	fn.stub_size = 8;
+	EXPECT_EQ(sframe_jit__add_shared(reg, &fn, 1, &row, 1), -EOPNOTSUPP);
+	fn.stub_size = 0;
 	EXPECT_EQ(reg_hdr(&tb)->fde_count, 0);
 
 	/* The import works, and so does removal, by tombstone. */
