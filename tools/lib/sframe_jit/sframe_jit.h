@@ -75,8 +75,9 @@ struct sframe_jit;
  * table imported once and kept, as sframe-run's: needs
  * SFRAME_JIT_F_SHARE_ROWS (-EINVAL otherwise) and a range of at most
  * 4 GiB.  On such a registry sframe_jit_import_cfi(), sframe_jit_remove(),
- * sframe_jit_remove_range(), sframe_jit_find(), sframe_jit_get_info()
- * and sframe_jit_destroy() work; the other calls that write return
+ * sframe_jit_remove_range(), sframe_jit_find(), sframe_jit_get_info(),
+ * sframe_jit_compact() (a no-op with shared rows) and
+ * sframe_jit_destroy() work; the other calls that write return
  * -EOPNOTSUPP (sframe_jit_add() and its variants, the ELF and SFrame
  * imports, sframe_jit_grow()), and the registry never grows: an import
  * it cannot hold fails with -ENOSPC.  sframe_jit_cfi_compact_caps()
