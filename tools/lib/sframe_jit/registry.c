@@ -1835,15 +1835,27 @@ static void compact_rules_put(struct sframe_jit *reg,
 	}
 }
 
+/* Mark descriptor slot @i a later piece of a function, or a first one. */
+static void cont_set(struct sframe_jit *reg, uint32_t i, bool cont)
+{
+	uint64_t bit = 1ULL << (i % 64);
+
+	if (cont)
+		reg->cont[i / 64] |= bit;
+	else
+		reg->cont[i / 64] &= ~bit;
+}
+
 /*
  * The descriptors of @fn's pieces from slot *@fde on, and the rows of
- * the later pieces from slot *@extra on, rebased to their piece.
+ * the later pieces from slot *@extra on, rebased to their piece; the
+ * room is checked as they go, for the slots are not published yet.
  */
-static void compact_func_put(struct sframe_jit *reg,
-			     struct sframe_jit__rules *rules,
-			     const struct sframe_jit__func *fn,
-			     const struct sframe_jit_row *rows, uint32_t base,
-			     uint32_t *fde, uint32_t *extra)
+static int compact_func_put(struct sframe_jit *reg,
+			    struct sframe_jit__rules *rules,
+			    const struct sframe_jit__func *fn,
+			    const struct sframe_jit_row *rows, uint32_t base,
+			    uint32_t *fde, uint32_t *extra)
 {
 	const struct sframe_jit_row *fr = rows + fn->first_row;
 	struct sframe_jit__piece p;
@@ -1852,35 +1864,21 @@ static void compact_func_put(struct sframe_jit *reg,
 
 	for (r = 0; r < fn->nr_rows; r = p.end) {
 		sframe_jit__piece_next(fn, fr, r, &p);
+		if (*fde >= reg->l.fde_cap ||
+		    (r && p.end - p.first > reg->l.fre_cap - *extra))
+			return -ENOSPC;
 		d = (struct sframe_jit_fde) {
 			.func_start	= fn->start + p.off,
 			.func_size	= p.size,
-			.fre_start	= base + fn->first_row,
+			.fre_start	= r ? *extra : base + fn->first_row,
 			.fre_count	= p.end - p.first,
 		};
-		if (r) {
-			d.fre_start = *extra;
-			for (k = p.first; k < p.end; k++)
-				cfre_put(reg, (*extra)++,
-					 fr[k].start_off - p.off,
-					 rule_slot(reg, rules, &fr[k]));
-			reg->cont[*fde / 64] |= 1ULL << (*fde % 64);
-		}
+		for (k = p.first; r && k < p.end; k++)
+			cfre_put(reg, (*extra)++, fr[k].start_off - p.off,
+				 rule_slot(reg, rules, &fr[k]));
+		cont_set(reg, *fde, r);
 		cfde_put(reg, (*fde)++, &d);
 	}
-}
-
-/* Room for the batch's descriptors and rows: the registry never grows. */
-static int compact_room(struct sframe_jit *reg,
-			const struct sframe_jit__func *funcs, uint32_t nr_funcs,
-			const struct sframe_jit_row *rows, uint32_t nr_rows)
-{
-	struct sframe_jit__compact_caps caps = { 0 };
-
-	sframe_jit__pieces_count(funcs, nr_funcs, rows, &caps);
-	if (caps.nr_fdes > reg->l.fde_cap - reg->nr_fdes ||
-	    (uint64_t)nr_rows + caps.nr_rows > reg->l.fre_cap - reg->fre_used)
-		return -ENOSPC;
 	return 0;
 }
 
@@ -1897,18 +1895,18 @@ static int import_compact_locked(struct sframe_jit *reg,
 	int err;
 
 	err = compact_order_check(reg, funcs, nr_funcs);
-	if (!err)
-		err = compact_room(reg, funcs, nr_funcs, rows, nr_rows);
+	if (!err && nr_rows > reg->l.fre_cap - base)
+		err = -ENOSPC;
 	if (!err)
 		err = sframe_jit__rules_new(&rules);
 	if (err)
 		return err;
 	err = compact_rows_put(reg, rules, rows, nr_rows, base);
+	for (i = 0; !err && i < nr_funcs; i++)
+		err = compact_func_put(reg, rules, &funcs[i], rows, base, &fde,
+				       &extra);
 	if (err)
 		goto out;
-	for (i = 0; i < nr_funcs; i++)
-		compact_func_put(reg, rules, &funcs[i], rows, base, &fde,
-				 &extra);
 	compact_rules_put(reg, rules);
 	reg->rule_used += sframe_jit__rules_count(rules);
 	reg->fre_used = extra;
