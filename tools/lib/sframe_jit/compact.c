@@ -58,7 +58,7 @@ struct rule_slot {
 	uint32_t idx1;		/* the rule's index + 1; 0 for a free slot */
 };
 
-struct sframe_jit__rules {
+struct rule_set {
 	struct rule_slot *table;
 	uint32_t mask;
 	struct sframe_jit_rule *rules;
@@ -66,15 +66,10 @@ struct sframe_jit__rules {
 	uint32_t cap;
 };
 
-/**
- * sframe_jit__rules_new() - an empty set of rules
- * @rp: the set on success, for sframe_jit__rules_free().
- *
- * Return: 0 or -ENOMEM.
- */
-int sframe_jit__rules_new(struct sframe_jit__rules **rp)
+/* An empty set of rules: 0 or -ENOMEM. */
+static int rules_new(struct rule_set **rp)
 {
-	struct sframe_jit__rules *r = calloc(1, sizeof(*r));
+	struct rule_set *r = calloc(1, sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
@@ -88,11 +83,7 @@ int sframe_jit__rules_new(struct sframe_jit__rules **rp)
 	return 0;
 }
 
-/**
- * sframe_jit__rules_free() - free a set of rules
- * @r: the set, or NULL.
- */
-void sframe_jit__rules_free(struct sframe_jit__rules *r)
+static void rules_free(struct rule_set *r)
 {
 	if (!r)
 		return;
@@ -117,7 +108,7 @@ static uint32_t rule_hash(uint64_t key, uint32_t key2)
 	return (uint32_t)(h ^ h >> 32);
 }
 
-static struct rule_slot *rule_find(struct sframe_jit__rules *r, uint64_t key,
+static struct rule_slot *rule_find(struct rule_set *r, uint64_t key,
 				   uint32_t key2)
 {
 	uint32_t h = rule_hash(key, key2) & r->mask;
@@ -128,7 +119,7 @@ static struct rule_slot *rule_find(struct sframe_jit__rules *r, uint64_t key,
 	return &r->table[h];
 }
 
-static int rules_table_grow(struct sframe_jit__rules *r)
+static int rules_table_grow(struct rule_set *r)
 {
 	struct rule_slot *old = r->table;
 	uint32_t size = (r->mask + 1) * 2, i;
@@ -153,7 +144,7 @@ static int rules_table_grow(struct sframe_jit__rules *r)
 	return 0;
 }
 
-static int64_t rule_add(struct sframe_jit__rules *r,
+static int64_t rule_add(struct rule_set *r,
 			const struct sframe_jit_row *row,
 			uint64_t key, uint32_t key2)
 {
@@ -185,15 +176,12 @@ static int64_t rule_add(struct sframe_jit__rules *r,
 	return r->nr++;
 }
 
-/**
- * sframe_jit__rule_index() - the index of a row's rule, added if new
- * @r: the set.
- * @row: the row; its start offset does not count.
- *
- * Return: the index; -ENOSPC past SFRAME_JIT_MAX_RULES rules; -ENOMEM.
+/*
+ * The index of a row's rule, added if new; -ENOSPC past
+ * SFRAME_JIT_MAX_RULES rules, -ENOMEM.
  */
-int64_t sframe_jit__rule_index(struct sframe_jit__rules *r,
-			       const struct sframe_jit_row *row)
+static int64_t rule_index(struct rule_set *r,
+			  const struct sframe_jit_row *row)
 {
 	uint32_t key2;
 	uint64_t key = rule_key(row, &key2);
@@ -205,26 +193,60 @@ int64_t sframe_jit__rule_index(struct sframe_jit__rules *r,
 }
 
 /**
- * sframe_jit__rules_count() - the number of rules in a set
- * @r: the set.
+ * sframe_jit__row_rules_make() - the rule of each row, deduplicated
+ * @rows: the rows.
+ * @nr_rows: their number.
+ * @rr: filled in on success; free it with sframe_jit__row_rules_free().
  *
- * Return: the number of distinct rules added.
+ * Return: 0; -ENOSPC past SFRAME_JIT_MAX_RULES distinct rules; -ENOMEM.
  */
-uint32_t sframe_jit__rules_count(const struct sframe_jit__rules *r)
+int sframe_jit__row_rules_make(const struct sframe_jit_row *rows,
+			       uint32_t nr_rows,
+			       struct sframe_jit__row_rules *rr)
 {
-	return r->nr;
+	struct rule_set *r;
+	int64_t idx = 0;
+	uint32_t i;
+	int err;
+
+	memset(rr, 0, sizeof(*rr));
+	rr->idx = malloc(((size_t)nr_rows ?: 1) * sizeof(*rr->idx));
+	if (!rr->idx)
+		return -ENOMEM;
+	err = rules_new(&r);
+	if (err) {
+		sframe_jit__row_rules_free(rr);
+		return err;
+	}
+	for (i = 0; !err && i < nr_rows; i++) {
+		idx = rule_index(r, &rows[i]);
+		if (idx < 0)
+			err = idx;
+		else
+			rr->idx[i] = idx;
+	}
+	if (err) {
+		rules_free(r);
+		sframe_jit__row_rules_free(rr);
+		return err;
+	}
+	/* The set's array of rules is the result's: keep it. */
+	rr->rules = r->rules;
+	rr->nr_rules = r->nr;
+	r->rules = NULL;
+	rules_free(r);
+	return 0;
 }
 
 /**
- * sframe_jit__rules_get() - the rules of a set, by index
- * @r: the set.
- *
- * Return: sframe_jit__rules_count() rules, valid until the next
- * addition.
+ * sframe_jit__row_rules_free() - free what sframe_jit__row_rules_make() made
+ * @rr: the rules; zeroed.
  */
-const struct sframe_jit_rule *sframe_jit__rules_get(const struct sframe_jit__rules *r)
+void sframe_jit__row_rules_free(struct sframe_jit__row_rules *rr)
 {
-	return r->rules;
+	free(rr->idx);
+	free(rr->rules);
+	memset(rr, 0, sizeof(*rr));
 }
 
 /**
@@ -262,6 +284,8 @@ void sframe_jit__pieces_count(const struct sframe_jit__func *funcs,
  * @rows: the rows of all of them, which they may share.
  * @nr_rows: the number of @rows.
  * @caps: filled in.
+ * @rr: filled in with the rule of each row, for the import to reuse;
+ *	free it with sframe_jit__row_rules_free().
  *
  * Return: 0; -ENOSPC past SFRAME_JIT_MAX_RULES rules; -ENOMEM.
  */
@@ -269,23 +293,16 @@ int sframe_jit__compact_caps(const struct sframe_jit__func *funcs,
 			     uint32_t nr_funcs,
 			     const struct sframe_jit_row *rows,
 			     uint32_t nr_rows,
-			     struct sframe_jit__compact_caps *caps)
+			     struct sframe_jit__compact_caps *caps,
+			     struct sframe_jit__row_rules *rr)
 {
-	struct sframe_jit__rules *r;
-	int64_t idx = 0;
-	uint32_t i;
 	int err;
 
 	memset(caps, 0, sizeof(*caps));
-	err = sframe_jit__rules_new(&r);
+	err = sframe_jit__row_rules_make(rows, nr_rows, rr);
 	if (err)
 		return err;
-	for (i = 0; i < nr_rows && idx >= 0; i++)
-		idx = sframe_jit__rule_index(r, &rows[i]);
-	caps->nr_rules = sframe_jit__rules_count(r);
-	sframe_jit__rules_free(r);
-	if (idx < 0)
-		return idx;
+	caps->nr_rules = rr->nr_rules;
 	caps->nr_rows = nr_rows;
 	sframe_jit__pieces_count(funcs, nr_funcs, rows, caps);
 	return 0;

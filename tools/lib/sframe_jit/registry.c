@@ -1706,7 +1706,7 @@ int sframe_jit__add_shared(struct sframe_jit *reg,
 		return -EINVAL;
 	if (reg->l.compact)
 		return sframe_jit__add_compact(reg, funcs, nr_funcs, rows,
-					       nr_rows);
+					       nr_rows, NULL);
 	err = shared_check(reg, funcs, nr_funcs, rows, nr_rows);
 	if (err)
 		return err;
@@ -1783,55 +1783,40 @@ static void cfre_put(struct sframe_jit *reg, uint32_t i, uint32_t start_off,
 	words_zero(p + sizeof(c), reg->l.fre_stride - sizeof(c));
 }
 
-/* The rule of @row, as an index into the registry's rule area. */
-static int64_t rule_slot(struct sframe_jit *reg, struct sframe_jit__rules *rules,
-			 const struct sframe_jit_row *row)
-{
-	int64_t idx = sframe_jit__rule_index(rules, row);
-
-	if (idx >= 0 && idx >= reg->l.rule_cap - reg->rule_used)
-		return -ENOSPC;
-	return idx < 0 ? idx : reg->rule_used + idx;
-}
-
 /*
- * The shared rows into the slots from @base, as they are.  A row that
+ * The shared rows into the slots from @base, as they are, each naming
+ * its rule by its index after the rules already there.  A row that
  * starts 64 KiB or more into its function is in no piece's window (the
  * later pieces have rows of their own), and keeps its rule only.
  */
-static int compact_rows_put(struct sframe_jit *reg,
-			    struct sframe_jit__rules *rules,
-			    const struct sframe_jit_row *rows,
-			    uint32_t nr_rows, uint32_t base)
+static void compact_rows_put(struct sframe_jit *reg,
+			     const struct sframe_jit__row_rules *rr,
+			     const struct sframe_jit_row *rows,
+			     uint32_t nr_rows, uint32_t base)
 {
 	uint32_t i, off;
-	int64_t rule;
 
 	for (i = 0; i < nr_rows; i++) {
-		rule = rule_slot(reg, rules, &rows[i]);
-		if (rule < 0)
-			return rule;
 		off = rows[i].start_off;
 		if (off > SFRAME_JIT__CFRE_MAX_OFF)
 			off = SFRAME_JIT__CFRE_MAX_OFF;
-		cfre_put(reg, base + i, off, rule);
+		cfre_put(reg, base + i, off, reg->rule_used + rr->idx[i]);
 	}
-	return 0;
 }
 
-/* The rules added since rule_used into their slots. */
+/* The rules into the slots from rule_used on. */
 static void compact_rules_put(struct sframe_jit *reg,
-			      const struct sframe_jit__rules *rules)
+			      const struct sframe_jit__row_rules *rr)
 {
-	const struct sframe_jit_rule *r = sframe_jit__rules_get(rules);
-	uint32_t i, n = sframe_jit__rules_count(rules);
 	unsigned char *p;
+	uint32_t i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < rr->nr_rules; i++) {
 		p = reg->l.rules + (size_t)(reg->rule_used + i) *
 				   reg->l.rule_stride;
-		words_store(p, &r[i], sizeof(r[i]));
-		words_zero(p + sizeof(r[i]), reg->l.rule_stride - sizeof(r[i]));
+		words_store(p, &rr->rules[i], sizeof(rr->rules[i]));
+		words_zero(p + sizeof(rr->rules[i]),
+			   reg->l.rule_stride - sizeof(rr->rules[i]));
 	}
 }
 
@@ -1852,12 +1837,13 @@ static void cont_set(struct sframe_jit *reg, uint32_t i, bool cont)
  * room is checked as they go, for the slots are not published yet.
  */
 static int compact_func_put(struct sframe_jit *reg,
-			    struct sframe_jit__rules *rules,
+			    const struct sframe_jit__row_rules *rr,
 			    const struct sframe_jit__func *fn,
 			    const struct sframe_jit_row *rows, uint32_t base,
 			    uint32_t *fde, uint32_t *extra)
 {
 	const struct sframe_jit_row *fr = rows + fn->first_row;
+	const uint16_t *fi = rr->idx + fn->first_row;
 	struct sframe_jit__piece p;
 	struct sframe_jit_fde d;
 	uint32_t r, k;
@@ -1875,7 +1861,7 @@ static int compact_func_put(struct sframe_jit *reg,
 		};
 		for (k = p.first; r && k < p.end; k++)
 			cfre_put(reg, (*extra)++, fr[k].start_off - p.off,
-				 rule_slot(reg, rules, &fr[k]));
+				 reg->rule_used + fi[k]);
 		cont_set(reg, *fde, r);
 		cfde_put(reg, (*fde)++, &d);
 	}
@@ -1887,36 +1873,34 @@ static int import_compact_locked(struct sframe_jit *reg,
 				 const struct sframe_jit__func *funcs,
 				 uint32_t nr_funcs,
 				 const struct sframe_jit_row *rows,
-				 uint32_t nr_rows)
+				 uint32_t nr_rows,
+				 const struct sframe_jit__row_rules *rr)
 {
 	uint32_t i, fde = reg->nr_fdes, base = reg->fre_used;
 	uint32_t extra = base + nr_rows;
-	struct sframe_jit__rules *rules;
 	int err;
 
 	err = compact_order_check(reg, funcs, nr_funcs);
-	if (!err && nr_rows > reg->l.fre_cap - base)
-		err = -ENOSPC;
-	if (!err)
-		err = sframe_jit__rules_new(&rules);
 	if (err)
 		return err;
-	err = compact_rows_put(reg, rules, rows, nr_rows, base);
-	for (i = 0; !err && i < nr_funcs; i++)
-		err = compact_func_put(reg, rules, &funcs[i], rows, base, &fde,
+	if (nr_rows > reg->l.fre_cap - base ||
+	    rr->nr_rules > reg->l.rule_cap - reg->rule_used)
+		return -ENOSPC;
+	compact_rows_put(reg, rr, rows, nr_rows, base);
+	for (i = 0; i < nr_funcs; i++) {
+		err = compact_func_put(reg, rr, &funcs[i], rows, base, &fde,
 				       &extra);
-	if (err)
-		goto out;
-	compact_rules_put(reg, rules);
-	reg->rule_used += sframe_jit__rules_count(rules);
+		if (err)
+			return err;
+	}
+	compact_rules_put(reg, rr);
+	reg->rule_used += rr->nr_rules;
 	reg->fre_used = extra;
 	if (nr_funcs)
 		reg->tail_end = funcs[nr_funcs - 1].start +
 				funcs[nr_funcs - 1].size;
 	count_publish(reg, fde);
-out:
-	sframe_jit__rules_free(rules);
-	return err;
+	return 0;
 }
 
 /**
@@ -1927,6 +1911,8 @@ out:
  * @nr_funcs: their number.
  * @rows: the rows of all of them, which they may share.
  * @nr_rows: the number of @rows.
+ * @rr: the rule of each of @rows, as sframe_jit__compact_caps() found
+ *	them; NULL to find them here.
  *
  * As sframe_jit__add_shared(), into compact records: the rows once, as
  * one block, their rules deduplicated, the functions split where a
@@ -1943,19 +1929,26 @@ int sframe_jit__add_compact(struct sframe_jit *reg,
 			    const struct sframe_jit__func *funcs,
 			    uint32_t nr_funcs,
 			    const struct sframe_jit_row *rows,
-			    uint32_t nr_rows)
+			    uint32_t nr_rows,
+			    const struct sframe_jit__row_rules *rr)
 {
+	struct sframe_jit__row_rules own = { 0 };
 	uint32_t i;
 	int err;
 
 	if (!reg || !reg->l.compact)
 		return -EINVAL;
 	err = shared_check(reg, funcs, nr_funcs, rows, nr_rows);
+	if (!err && !rr) {
+		err = sframe_jit__row_rules_make(rows, nr_rows, &own);
+		rr = &own;
+	}
 	if (err)
 		return err;
 	sframe_jit__lock(&reg->lock);
-	err = import_compact_locked(reg, funcs, nr_funcs, rows, nr_rows);
+	err = import_compact_locked(reg, funcs, nr_funcs, rows, nr_rows, rr);
 	sframe_jit__unlock(&reg->lock);
+	sframe_jit__row_rules_free(&own);
 	if (err)
 		return err;
 	for (i = 0; i < nr_funcs; i++)

@@ -714,11 +714,16 @@ SFRAME_JIT_API int sframe_jit_import_cfi(struct sframe_jit *reg,
  *	pieces, and the distinct rules.  @opts->sz must cover
  *	@rule_capacity; the other fields are left alone.
  *
+ * Finding the distinct rules is most of the work: @cfi keeps what it
+ * found, and sframe_jit_import_cfi() of @cfi into a compact registry
+ * uses it instead of finding them again.  Hence @cfi is not const: do
+ * not call this while another thread uses @cfi.
+ *
  * Return: 0; -EINVAL for bad arguments; -ENOSPC when the table has more
  * than SFRAME_JIT_MAX_RULES distinct rules, or more descriptors or rows
  * than a registry holds; -ENOMEM.
  */
-SFRAME_JIT_API int sframe_jit_cfi_compact_caps(const struct sframe_jit_cfi *cfi,
+SFRAME_JIT_API int sframe_jit_cfi_compact_caps(struct sframe_jit_cfi *cfi,
 					       struct sframe_jit_opts *opts);
 
 #ifdef __cplusplus

@@ -337,28 +337,37 @@ void sframe_jit__pieces_count(const struct sframe_jit__func *funcs,
 			      uint32_t nr_funcs,
 			      const struct sframe_jit_row *rows,
 			      struct sframe_jit__compact_caps *caps);
+
+/**
+ * struct sframe_jit__row_rules - the rule of each of a set of rows
+ * @idx: for each row, the index of its rule in @rules.
+ * @rules: the distinct rules, in the order they first come.
+ * @nr_rules: their number, at most SFRAME_JIT_MAX_RULES.
+ */
+struct sframe_jit__row_rules {
+	uint16_t *idx;
+	struct sframe_jit_rule *rules;
+	uint32_t nr_rules;
+};
+
+int sframe_jit__row_rules_make(const struct sframe_jit_row *rows,
+			       uint32_t nr_rows,
+			       struct sframe_jit__row_rules *rr);
+void sframe_jit__row_rules_free(struct sframe_jit__row_rules *rr);
 int sframe_jit__compact_caps(const struct sframe_jit__func *funcs,
 			     uint32_t nr_funcs,
 			     const struct sframe_jit_row *rows,
 			     uint32_t nr_rows,
-			     struct sframe_jit__compact_caps *caps);
-
-/* Deduplicated rules, in the order they first come; compact.c. */
-struct sframe_jit__rules;
-
-int sframe_jit__rules_new(struct sframe_jit__rules **rp);
-void sframe_jit__rules_free(struct sframe_jit__rules *r);
-int64_t sframe_jit__rule_index(struct sframe_jit__rules *r,
-			       const struct sframe_jit_row *row);
-uint32_t sframe_jit__rules_count(const struct sframe_jit__rules *r);
-const struct sframe_jit_rule *sframe_jit__rules_get(const struct sframe_jit__rules *r);
+			     struct sframe_jit__compact_caps *caps,
+			     struct sframe_jit__row_rules *rr);
 
 /* Add functions that share their rows to a compact registry; registry.c. */
 int sframe_jit__add_compact(struct sframe_jit *reg,
 			    const struct sframe_jit__func *funcs,
 			    uint32_t nr_funcs,
 			    const struct sframe_jit_row *rows,
-			    uint32_t nr_rows);
+			    uint32_t nr_rows,
+			    const struct sframe_jit__row_rules *rr);
 
 /* Store each distinct row sequence once; share.c. */
 int sframe_jit__share_rows(struct sframe_jit__func *funcs, uint32_t nr_funcs,

@@ -134,7 +134,7 @@ static int table_fill(const struct sframe_jit_cfi *cfi,
 }
 
 /* What sframe-run does: a compact registry sized by the table. */
-static int table_compact(const struct sframe_jit_cfi *cfi, size_t *map_size)
+static int table_compact(struct sframe_jit_cfi *cfi, size_t *map_size)
 {
 	int ret;
 

@@ -180,7 +180,7 @@ static int jit_fill(const struct sframe_run_ops *ops, uint64_t start,
  * the shared rows and those of the pieces, the distinct rules.
  */
 static int jit_compact(const struct sframe_run_ops *ops, uint64_t start,
-		       uint64_t end, const struct sframe_jit_cfi *cfi,
+		       uint64_t end, struct sframe_jit_cfi *cfi,
 		       uint64_t bias, struct sframe_jit **jitp)
 {
 	int ret;
@@ -229,7 +229,7 @@ static int jit_v1(const struct sframe_run_ops *ops, uint64_t start,
  */
 int sframe_run__publish_cfi(const struct sframe_run_ops *ops,
 			    uint64_t start, uint64_t end,
-			    const struct sframe_jit_cfi *cfi, uint64_t bias,
+			    struct sframe_jit_cfi *cfi, uint64_t bias,
 			    bool compact, struct sframe_run_reg *reg)
 {
 	struct sframe_jit *jit = NULL;

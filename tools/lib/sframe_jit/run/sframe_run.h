@@ -152,7 +152,7 @@ void sframe_run__publish(const struct sframe_run_ops *ops,
 			 struct sframe_run_reg *reg);
 int sframe_run__publish_cfi(const struct sframe_run_ops *ops,
 			    uint64_t start, uint64_t end,
-			    const struct sframe_jit_cfi *cfi, uint64_t bias,
+			    struct sframe_jit_cfi *cfi, uint64_t bias,
 			    bool compact, struct sframe_run_reg *reg);
 void sframe_run__unpublish(const struct sframe_run_ops *ops,
 			   struct sframe_run_reg *reg);

@@ -19,6 +19,20 @@
 	  .cfa_base = (base), .cfa_off = (off), .ra_off = -8,		\
 	  .fp_off = -16, .flags = (fl) })
 
+/* sframe_jit__compact_caps(), its rules dropped. */
+static int caps_of(const struct sframe_jit__func *funcs, uint32_t nr_funcs,
+		   const struct sframe_jit_row *rows, uint32_t nr_rows,
+		   struct sframe_jit__compact_caps *caps)
+{
+	struct sframe_jit__row_rules rr;
+	int err = sframe_jit__compact_caps(funcs, nr_funcs, rows, nr_rows,
+					   caps, &rr);
+
+	if (!err)
+		sframe_jit__row_rules_free(&rr);
+	return err;
+}
+
 static uint64_t up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) / a * a;
@@ -448,7 +462,7 @@ TEST(compact_import_splits_functions_rows_cannot_hold, T_MEM)
 	uint32_t nr_rows, nr_descs;
 
 	nr_rows = split_input(funcs, rows, base);
-	ASSERT_EQ(sframe_jit__compact_caps(funcs, 3, rows, nr_rows, &caps), 0);
+	ASSERT_EQ(caps_of(funcs, 3, rows, nr_rows, &caps), 0);
 	/* 3 + 2 + 1 pieces; later pieces' rows: 2 + 1, and 70000 - 65535. */
 	EXPECT_EQ(caps.nr_fdes, 6);
 	EXPECT_EQ(caps.nr_rows, nr_rows + 3 + (BIG_ROWS - 65535));
@@ -534,8 +548,7 @@ TEST(compact_rules_are_stored_once, T_MEM)
 			.start = base + 16 * i, .size = 16,
 			.first_row = first[i], .nr_rows = nr[i],
 		};
-	ASSERT_EQ(sframe_jit__compact_caps(funcs, 4, rows, ARRAY_SIZE(rows),
-					   &caps), 0);
+	ASSERT_EQ(caps_of(funcs, 4, rows, ARRAY_SIZE(rows), &caps), 0);
 	EXPECT_EQ(caps.nr_rules, 3);
 	EXPECT_EQ(caps.nr_fdes, 4);
 	EXPECT_EQ(caps.nr_rows, ARRAY_SIZE(rows));
@@ -572,8 +585,8 @@ TEST(compact_rules_stop_at_65536, T_MEM)
 			.first_row = i, .nr_rows = 1,
 		};
 	}
-	EXPECT_EQ(sframe_jit__compact_caps(funcs, n, rows, n, &caps), -ENOSPC);
-	ASSERT_EQ(sframe_jit__compact_caps(funcs, n - 1, rows, n - 1, &caps), 0);
+	EXPECT_EQ(caps_of(funcs, n, rows, n, &caps), -ENOSPC);
+	ASSERT_EQ(caps_of(funcs, n - 1, rows, n - 1, &caps), 0);
 	EXPECT_EQ(caps.nr_rules, SFRAME_JIT_MAX_RULES);
 
 	reg = compact_reg(&tb, base, base + (uint64_t)n * 16, n, n,
