@@ -3,10 +3,12 @@
  * Where registries come from: sframe_register(2), or private memory laid
  * out exactly as the kernel lays a registry out (the header page, the
  * descriptor area at fde_off, the rows at fre_off aligned to 64 bytes,
- * the whole rounded up to pages).  See the "Layout" section of
+ * for a compact registry the rules at rule_off aligned the same, the
+ * whole rounded up to pages).  See the "Layout" section of
  * Documentation/userspace-api/sframe.rst.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -18,7 +20,7 @@
 #define __NR_sframe_register 472
 #endif
 
-/* The kernel aligns the row area to SMP_CACHE_BYTES, 64 on x86. */
+/* The kernel aligns the row and rule areas to SMP_CACHE_BYTES, 64 on x86. */
 #define SFRAME_JIT_FRE_ALIGN	64
 
 /*
@@ -95,14 +97,75 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 /* The checks SFRAME_REGISTER_JIT makes of its arguments. */
 static int mem_check_args(const struct sframe_jit_args *args)
 {
-	if (args->flags || args->reserved)
+	bool compact = args->flags & SFRAME_JIT_F_COMPACT;
+
+	if (args->flags & ~SFRAME_JIT_F_COMPACT)
 		return -EINVAL;
 	if (args->text_start >= args->text_end)
 		return -EINVAL;
 	if (!args->fde_capacity || args->fde_capacity > SFRAME_JIT_MAX_FDES ||
 	    !args->fre_capacity || args->fre_capacity > SFRAME_JIT_MAX_FRES)
 		return -EINVAL;
+	if (!compact)
+		return args->rule_capacity ? -EINVAL : 0;
+	if (!args->rule_capacity || args->rule_capacity > SFRAME_JIT_MAX_RULES ||
+	    args->text_end - args->text_start > SFRAME_JIT_COMPACT_SPAN)
+		return -EINVAL;
 	return 0;
+}
+
+/* The record sizes of a registry of @flags, and a test's other ones. */
+static void mem_strides(struct sframe_jit_mem_layout *l,
+			const struct sframe_jit_mem_layout *layout,
+			uint32_t flags)
+{
+	bool compact = flags & SFRAME_JIT_F_COMPACT;
+
+	if (layout)
+		*l = *layout;
+	if (!l->fde_stride)
+		l->fde_stride = compact ? sizeof(struct sframe_jit_cfde) :
+					  sizeof(struct sframe_jit_fde);
+	if (!l->fre_stride)
+		l->fre_stride = compact ? sizeof(struct sframe_jit_cfre) :
+					  sizeof(struct sframe_jit_fre);
+	if (!l->header_size)
+		l->header_size = sizeof(struct sframe_jit_header);
+}
+
+/**
+ * sframe_jit__mem_offsets() - where the kernel puts a registry's areas
+ * @page: the page size.
+ * @fde_pages: pages between the header page and the descriptors; 0 for
+ *	the kernel's layout.
+ * @args: the registration.
+ * @fde_stride: bytes per descriptor.
+ * @fre_stride: bytes per row.
+ * @off: filled in with fde_off, fre_off, rule_off (0 without
+ *	SFRAME_JIT_F_COMPACT) and map_size, in this order.
+ *
+ * The header page, the descriptors, the rows aligned to SMP_CACHE_BYTES,
+ * the rules (compact registries) aligned the same, the whole rounded up
+ * to pages: the layout of the "Layout" section of sframe.rst.
+ */
+void sframe_jit__mem_offsets(uint64_t page, uint32_t fde_pages,
+			     const struct sframe_jit_args *args,
+			     uint32_t fde_stride, uint32_t fre_stride,
+			     uint64_t off[4])
+{
+	uint64_t end;
+
+	off[0] = page * (1 + (uint64_t)fde_pages);
+	off[1] = align_up(off[0] + (uint64_t)args->fde_capacity * fde_stride,
+			  SFRAME_JIT_FRE_ALIGN);
+	end = off[1] + (uint64_t)args->fre_capacity * fre_stride;
+	off[2] = 0;
+	if (args->flags & SFRAME_JIT_F_COMPACT) {
+		off[2] = align_up(end, SFRAME_JIT_FRE_ALIGN);
+		end = off[2] + (uint64_t)args->rule_capacity *
+			       sizeof(struct sframe_jit_rule);
+	}
+	off[3] = align_up(end, page);
 }
 
 static struct sframe_jit_header *
@@ -110,26 +173,14 @@ mem_map(const struct sframe_jit_mem_layout *layout,
 	const struct sframe_jit_args *args)
 {
 	struct sframe_jit_mem_layout l = { 0 };
-	size_t page = page_size();
 	struct sframe_jit_header *h;
-	uint64_t fde_off, fre_off, size;
+	uint64_t off[4];
 	void *p;
 
-	if (layout)
-		l = *layout;
-	if (!l.fde_stride)
-		l.fde_stride = sizeof(struct sframe_jit_fde);
-	if (!l.fre_stride)
-		l.fre_stride = sizeof(struct sframe_jit_fre);
-	if (!l.header_size)
-		l.header_size = sizeof(struct sframe_jit_header);
-
-	fde_off = page * (1 + (uint64_t)l.fde_pages);
-	fre_off = align_up(fde_off + (uint64_t)args->fde_capacity * l.fde_stride,
-			   SFRAME_JIT_FRE_ALIGN);
-	size = align_up(fre_off + (uint64_t)args->fre_capacity * l.fre_stride,
-			page);
-	if (size > UINT32_MAX) {
+	mem_strides(&l, layout, args->flags);
+	sframe_jit__mem_offsets(page_size(), l.fde_pages, args, l.fde_stride,
+				l.fre_stride, off);
+	if (off[3] > UINT32_MAX) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -139,7 +190,7 @@ mem_map(const struct sframe_jit_mem_layout *layout,
 	 * backend does not take page faults on appends that the kernel's
 	 * registry never takes.
 	 */
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	p = mmap(NULL, off[3], PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -150,14 +201,19 @@ mem_map(const struct sframe_jit_mem_layout *layout,
 	h->header_size = l.header_size;
 	h->fde_stride = l.fde_stride;
 	h->fre_stride = l.fre_stride;
-	h->flags = 0;
+	h->flags = args->flags;
 	h->text_start = args->text_start;
 	h->text_end = args->text_end;
-	h->fde_off = fde_off;
+	h->fde_off = off[0];
 	h->fde_capacity = args->fde_capacity;
-	h->fre_off = fre_off;
+	h->fre_off = off[1];
 	h->fre_capacity = args->fre_capacity;
-	h->map_size = size;
+	h->map_size = off[3];
+	if (args->flags & SFRAME_JIT_F_COMPACT) {
+		h->rule_off = off[2];
+		h->rule_capacity = args->rule_capacity;
+		h->rule_stride = sizeof(struct sframe_jit_rule);
+	}
 	return h;
 }
 
@@ -207,8 +263,10 @@ long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
 	if (!old || old->text_start != args->text_start ||
 	    old->text_end != args->text_end)
 		return -ENOENT;
-	if (args->fde_capacity < old->fde_capacity ||
-	    args->fre_capacity < old->fre_capacity)
+	if (args->flags != old->flags ||
+	    args->fde_capacity < old->fde_capacity ||
+	    args->fre_capacity < old->fre_capacity ||
+	    args->rule_capacity < old->rule_capacity)
 		return -EINVAL;
 	h = mem_map(priv, args);
 	if (!h)
@@ -220,6 +278,9 @@ long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
 	memcpy((char *)h + h->fre_off, (const char *)old + old->fre_off,
 	       min_size((size_t)old->fre_capacity * old->fre_stride,
 			(size_t)h->fre_capacity * h->fre_stride));
+	if (h->rule_off)
+		memcpy((char *)h + h->rule_off, (const char *)old + old->rule_off,
+		       (size_t)old->rule_capacity * old->rule_stride);
 	h->seq = old->seq;
 	h->fde_count = old->fde_count;
 	return (long)h;

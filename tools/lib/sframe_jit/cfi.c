@@ -33,6 +33,8 @@ struct sframe_jit_cfi {
 	uint64_t nr_unsupported[SFRAME_JIT_CFI_MAX_REASONS];
 	uint64_t nr_by_libdw;
 	uint8_t *outcomes;
+	struct sframe_jit__row_rules rules;
+	bool has_rules;
 };
 
 /*
@@ -451,6 +453,7 @@ void sframe_jit_cfi_free(struct sframe_jit_cfi *cfi)
 	free(cfi->funcs);
 	free(cfi->rows.rows);
 	free(cfi->outcomes);
+	sframe_jit__row_rules_free(&cfi->rules);
 	free(cfi);
 }
 
@@ -567,7 +570,12 @@ int sframe_jit_import_cfi(struct sframe_jit *reg,
 		funcs[i] = cfi->funcs[i];
 		funcs[i].start += load_bias;
 	}
-	if (reg->flags & SFRAME_JIT_F_SHARE_ROWS)
+	if (reg->l.compact)
+		err = sframe_jit__add_compact(reg, funcs, cfi->nr_funcs,
+					      cfi->rows.rows, cfi->rows.nr,
+					      cfi->has_rules ? &cfi->rules :
+							       NULL);
+	else if (reg->flags & SFRAME_JIT_F_SHARE_ROWS)
 		err = sframe_jit__add_shared(reg, funcs, cfi->nr_funcs,
 					     cfi->rows.rows, cfi->rows.nr);
 	else
@@ -575,4 +583,33 @@ int sframe_jit_import_cfi(struct sframe_jit *reg,
 					    cfi->rows.rows);
 	free(funcs);
 	return err;
+}
+
+int sframe_jit_cfi_compact_caps(struct sframe_jit_cfi *cfi,
+				struct sframe_jit_opts *opts)
+{
+	struct sframe_jit__compact_caps caps;
+	int err;
+
+	if (!cfi || !opts ||
+	    opts->sz < offsetof(struct sframe_jit_opts, rule_capacity) +
+		       sizeof(opts->rule_capacity))
+		return -EINVAL;
+	/* The rules found are kept, for sframe_jit_import_cfi(). */
+	sframe_jit__row_rules_free(&cfi->rules);
+	cfi->has_rules = false;
+	err = sframe_jit__compact_caps(cfi->funcs, cfi->nr_funcs,
+				       cfi->rows.rows, cfi->rows.nr, &caps,
+				       &cfi->rules);
+	if (err)
+		return err;
+	cfi->has_rules = true;
+	if (caps.nr_fdes > SFRAME_JIT_MAX_FDES ||
+	    caps.nr_rows > SFRAME_JIT_MAX_FRES)
+		return -ENOSPC;
+	/* An empty table still makes a registry of one of each. */
+	opts->fde_capacity = caps.nr_fdes ?: 1;
+	opts->fre_capacity = caps.nr_rows ?: 1;
+	opts->rule_capacity = caps.nr_rules ?: 1;
+	return 0;
 }

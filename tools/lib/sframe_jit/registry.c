@@ -70,7 +70,14 @@ _Static_assert(SFRAME_JIT_ROW_CFA_SP == 0 && SFRAME_JIT_ROW_CFA_FP == 1,
 
 #define ROW_FLAGS	(SFRAME_JIT_ROW_FP_SAVED | SFRAME_JIT_ROW_RA_UNDEFINED)
 #define KNOWN_FLAGS	(SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW | \
-			 SFRAME_JIT_F_PERF_MAP | SFRAME_JIT_F_SHARE_ROWS)
+			 SFRAME_JIT_F_PERF_MAP | SFRAME_JIT_F_SHARE_ROWS | \
+			 SFRAME_JIT_F_COMPACT_RECORDS)
+
+_Static_assert(sizeof(struct sframe_jit_cfde) == 16 &&
+	       offsetof(struct sframe_jit_cfde, fre_count) == 12 &&
+	       sizeof(struct sframe_jit_cfre) == 4 &&
+	       sizeof(struct sframe_jit_rule) == 12,
+	       "compact records are whole words, flags in the last one");
 
 /* Words of the shared mapping. */
 
@@ -137,10 +144,55 @@ static unsigned char *fre_ptr(struct sframe_jit *reg, uint32_t i)
 	return reg->l.fres + (size_t)i * reg->l.fre_stride;
 }
 
+/* A compact descriptor, as the version 1 one the writer works with. */
+static void cfde_get(struct sframe_jit *reg, uint32_t i,
+		     struct sframe_jit_fde *fde)
+{
+	struct sframe_jit_cfde c;
+
+	memcpy(&c, fde_ptr(reg, i), sizeof(c));
+	*fde = (struct sframe_jit_fde) {
+		.func_start	= reg->text_start + c.func_off,
+		.func_size	= c.func_size,
+		.fre_start	= c.fre_start,
+		.fre_count	= c.fre_count,
+		.flags		= c.flags & SFRAME_JIT_FDE_TOMBSTONE,
+		.type		= c.flags & SFRAME_JIT_CFDE_PCMASK ?
+				  SFRAME_JIT_FDE_PCMASK : SFRAME_JIT_FDE_PCINC,
+		.rep_size	= c.rep_size,
+	};
+}
+
 static void fde_get(struct sframe_jit *reg, uint32_t i,
 		    struct sframe_jit_fde *fde)
 {
-	memcpy(fde, fde_ptr(reg, i), sizeof(*fde));
+	if (reg->l.compact)
+		cfde_get(reg, i, fde);
+	else
+		memcpy(fde, fde_ptr(reg, i), sizeof(*fde));
+}
+
+/*
+ * A compact descriptor from a version 1 one inside the range, whose
+ * range spans at most 4 GiB and whose row count fits (compact.c).
+ */
+static void cfde_put(struct sframe_jit *reg, uint32_t i,
+		     const struct sframe_jit_fde *fde)
+{
+	struct sframe_jit_cfde c = {
+		.func_off	= fde->func_start - reg->text_start,
+		.func_size	= fde->func_size,
+		.fre_start	= fde->fre_start,
+		.fre_count	= fde->fre_count,
+		.flags		= (fde->flags & SFRAME_JIT_FDE_TOMBSTONE) |
+				  (fde->type == SFRAME_JIT_FDE_PCMASK ?
+				   SFRAME_JIT_CFDE_PCMASK : 0),
+		.rep_size	= fde->rep_size,
+	};
+	unsigned char *p = fde_ptr(reg, i);
+
+	words_store(p, &c, sizeof(c));
+	words_zero(p + sizeof(c), reg->l.fde_stride - sizeof(c));
 }
 
 static void fde_put(struct sframe_jit *reg, uint32_t i,
@@ -148,6 +200,10 @@ static void fde_put(struct sframe_jit *reg, uint32_t i,
 {
 	unsigned char *p = fde_ptr(reg, i);
 
+	if (reg->l.compact) {
+		cfde_put(reg, i, fde);
+		return;
+	}
 	words_store(p, fde, sizeof(*fde));
 	words_zero(p + sizeof(*fde), reg->l.fde_stride - sizeof(*fde));
 }
@@ -156,7 +212,13 @@ static void fde_put(struct sframe_jit *reg, uint32_t i,
 static uint64_t fde_start(struct sframe_jit *reg, uint32_t i)
 {
 	uint64_t start;
+	uint32_t off;
 
+	if (reg->l.compact) {
+		memcpy(&off, fde_ptr(reg, i) +
+		       offsetof(struct sframe_jit_cfde, func_off), sizeof(off));
+		return reg->text_start + off;
+	}
 	memcpy(&start, fde_ptr(reg, i) +
 	       offsetof(struct sframe_jit_fde, func_start), sizeof(start));
 	return start;
@@ -192,11 +254,35 @@ static void fre_put(struct sframe_jit *reg, uint32_t i,
 	words_zero(p + sizeof(fre), reg->l.fre_stride - sizeof(fre));
 }
 
+/* A compact row and its rule, which the writer put in the area. */
+static void cfre_get(struct sframe_jit *reg, uint32_t i,
+		     struct sframe_jit_row *row)
+{
+	struct sframe_jit_rule rule;
+	struct sframe_jit_cfre c;
+
+	memcpy(&c, fre_ptr(reg, i), sizeof(c));
+	memcpy(&rule, reg->l.rules + (size_t)c.rule * reg->l.rule_stride,
+	       sizeof(rule));
+	*row = (struct sframe_jit_row) {
+		.start_off	= c.start_off,
+		.cfa_off	= rule.cfa_off,
+		.ra_off		= rule.ra_off,
+		.fp_off		= rule.fp_off,
+		.cfa_base	= rule.cfa_base,
+		.flags		= rule.flags,
+	};
+}
+
 static void fre_get(struct sframe_jit *reg, uint32_t i,
 		    struct sframe_jit_row *row)
 {
 	struct sframe_jit_fre fre;
 
+	if (reg->l.compact) {
+		cfre_get(reg, i, row);
+		return;
+	}
 	memcpy(&fre, fre_ptr(reg, i), sizeof(fre));
 	row->start_off = fre.start_off;
 	row->cfa_off = fre.cfa_off;
@@ -338,23 +424,69 @@ static bool area_ok(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/* Two areas [a, a_end) and [b, b_end) do not overlap. */
+static bool apart(uint64_t a, uint64_t a_end, uint64_t b, uint64_t b_end)
+{
+	return a_end <= b || b_end <= a;
+}
+
+/* The header's size and strides can hold the records of their kind. */
+static bool records_ok(const struct sframe_jit_header *h, bool compact)
+{
+	if (compact)
+		return h->header_size >= offsetof(struct sframe_jit_header,
+						  reserved1) &&
+		       h->fde_stride >= sizeof(struct sframe_jit_cfde) &&
+		       h->fre_stride >= sizeof(struct sframe_jit_cfre) &&
+		       h->rule_stride >= sizeof(struct sframe_jit_rule) &&
+		       h->fde_stride % 4 == 0 && h->fre_stride % 4 == 0 &&
+		       h->rule_stride % 4 == 0 && h->fde_off % 4 == 0 &&
+		       h->rule_off % 4 == 0;
+	return h->header_size >= offsetof(struct sframe_jit_header, reserved0) &&
+	       h->fde_stride >= sizeof(struct sframe_jit_fde) &&
+	       h->fre_stride >= sizeof(struct sframe_jit_fre) &&
+	       h->fde_stride % 8 == 0 && h->fre_stride % 4 == 0 &&
+	       h->fde_off % 8 == 0;
+}
+
+/* The rule area of a compact registry: inside the mapping, apart. */
+static int rules_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
+		      const struct sframe_jit_args *args, uint64_t fde_end,
+		      uint64_t fre_end)
+{
+	uint64_t rule_end = h->rule_off +
+			    (uint64_t)h->rule_capacity * h->rule_stride;
+
+	if (h->rule_capacity < args->rule_capacity ||
+	    h->rule_off < h->header_size ||
+	    !area_ok(h->rule_off, rule_end - h->rule_off, h->map_size) ||
+	    !apart(h->rule_off, rule_end, h->fde_off, fde_end) ||
+	    !apart(h->rule_off, rule_end, h->fre_off, fre_end))
+		return -EPROTO;
+	l->compact = true;
+	l->rules = (unsigned char *)h + h->rule_off;
+	l->rule_stride = h->rule_stride;
+	l->rule_cap = h->rule_capacity;
+	return 0;
+}
+
 /*
  * Read the layout of the mapping at @h, which the backend made for
  * @args, and check it: a JIT refuses a layout it does not know.  The
- * fast append is for the kernel's record layout, and for registries
- * without a perf map (@flags), whose every line costs a write(2) anyway.
+ * fast append is for the kernel's version 1 record layout, and for
+ * registries without a perf map (@flags), whose every line costs a
+ * write(2) anyway.
  */
 static int layout_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
 		       const struct sframe_jit_args *args, uint32_t flags)
 {
+	bool compact = args->flags & SFRAME_JIT_F_COMPACT;
 	uint64_t fde_end, fre_end;
 
 	if (h->magic != SFRAME_JIT_MAGIC || h->version != SFRAME_JIT_VERSION)
 		return -EPROTO;
-	if (h->header_size < offsetof(struct sframe_jit_header, reserved0) ||
-	    h->fde_stride < sizeof(struct sframe_jit_fde) ||
-	    h->fde_stride % 8 || h->fre_stride % 4 ||
-	    h->fre_stride < sizeof(struct sframe_jit_fre))
+	if (!(h->flags & SFRAME_JIT_F_COMPACT) != !compact ||
+	    !records_ok(h, compact))
 		return -EPROTO;
 	if (h->text_start != args->text_start ||
 	    h->text_end != args->text_end ||
@@ -363,12 +495,15 @@ static int layout_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
 		return -EPROTO;
 	fde_end = h->fde_off + (uint64_t)h->fde_capacity * h->fde_stride;
 	fre_end = h->fre_off + (uint64_t)h->fre_capacity * h->fre_stride;
-	if (h->fde_off < h->header_size || h->fde_off % 8 || h->fre_off % 4 ||
+	if (h->fde_off < h->header_size || h->fre_off % 4 ||
 	    !area_ok(h->fde_off, fde_end - h->fde_off, h->map_size) ||
 	    !area_ok(h->fre_off, fre_end - h->fre_off, h->map_size) ||
-	    (h->fre_off < fde_end && h->fde_off < fre_end))
+	    !apart(h->fde_off, fde_end, h->fre_off, fre_end))
 		return -EPROTO;
 
+	memset(l, 0, sizeof(*l));
+	if (compact && rules_read(l, h, args, fde_end, fre_end))
+		return -EPROTO;
 	l->hdr = h;
 	l->fdes = (unsigned char *)h + h->fde_off;
 	l->fres = (unsigned char *)h + h->fre_off;
@@ -377,8 +512,7 @@ static int layout_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
 	l->fre_stride = h->fre_stride;
 	l->fde_cap = h->fde_capacity;
 	l->fre_cap = h->fre_capacity;
-	l->fast_fde_cap = 0;
-	if (h->fde_stride == sizeof(struct sframe_jit_fde) &&
+	if (!compact && h->fde_stride == sizeof(struct sframe_jit_fde) &&
 	    h->fre_stride == sizeof(struct sframe_jit_fre) &&
 	    h->fre_off % 8 == 0 && !(flags & SFRAME_JIT_F_PERF_MAP))
 		l->fast_fde_cap = l->fde_cap;
@@ -426,6 +560,25 @@ static uint32_t opt_max(uint32_t val, uint32_t limit)
 	return val && val < limit ? val : limit;
 }
 
+/*
+ * SFRAME_JIT_F_COMPACT_RECORDS: with shared rows, over at most 4 GiB,
+ * and a rule capacity only with it.  The capacity's default comes once
+ * the row capacity is known.
+ */
+static int compact_opts(const struct sframe_jit_opts *opts,
+			struct sframe_jit_args *args)
+{
+	if (!(opts->flags & SFRAME_JIT_F_COMPACT_RECORDS))
+		return opts->rule_capacity ? -EINVAL : 0;
+	if (!(opts->flags & SFRAME_JIT_F_SHARE_ROWS) ||
+	    opts->rule_capacity > SFRAME_JIT_MAX_RULES ||
+	    args->text_end - args->text_start > SFRAME_JIT_COMPACT_SPAN)
+		return -EINVAL;
+	args->flags = SFRAME_JIT_F_COMPACT;
+	args->rule_capacity = opts->rule_capacity;
+	return 0;
+}
+
 static int opts_apply(struct sframe_jit *reg, const struct sframe_jit_opts *o,
 		      struct sframe_jit_args *args)
 {
@@ -440,12 +593,15 @@ static int opts_apply(struct sframe_jit *reg, const struct sframe_jit_opts *o,
 					     sizeof(opts));
 		if (err)
 			return err;
-		memcpy(&opts, o, sizeof(opts));
+		memcpy(&opts, o, o->sz < sizeof(opts) ? o->sz : sizeof(opts));
 	}
 	if (opts.flags & ~KNOWN_FLAGS)
 		return -EINVAL;
 	if (opts.perf_map_path && !(opts.flags & SFRAME_JIT_F_PERF_MAP))
 		return -EINVAL;
+	err = compact_opts(&opts, args);
+	if (err)
+		return err;
 
 	reg->flags = opts.flags;
 	reg->max_fdes = opt_max(opts.max_fde_capacity, SFRAME_JIT_MAX_FDES);
@@ -465,6 +621,9 @@ static int opts_apply(struct sframe_jit *reg, const struct sframe_jit_opts *o,
 	if (args->fde_capacity > reg->max_fdes ||
 	    args->fre_capacity > reg->max_fres)
 		return -EINVAL;
+	if ((args->flags & SFRAME_JIT_F_COMPACT) && !args->rule_capacity)
+		args->rule_capacity = args->fre_capacity < SFRAME_JIT_MAX_RULES ?
+				      args->fre_capacity : SFRAME_JIT_MAX_RULES;
 	return 0;
 }
 
@@ -541,6 +700,15 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 		}
 		reg->scratch = s;
 	}
+	if (reg->l.compact) {
+		reg->cont = calloc((reg->l.fde_cap + 63) / 64,
+				   sizeof(*reg->cont));
+		if (!reg->cont) {
+			err = -ENOMEM;
+			reg->ops->unmap(reg->ops_priv, h, reg->l.map_size);
+			goto close_perf_map;
+		}
+	}
 	reg->text_start = text_start;
 	reg->text_end = text_end;
 	reg->tail_end = text_start;
@@ -577,6 +745,7 @@ void sframe_jit_destroy(struct sframe_jit *reg)
 	reg->ops->unmap(reg->ops_priv, reg->l.hdr, reg->l.map_size);
 	sframe_jit__perf_map_close(&reg->perf_map);
 	free(reg->scratch);
+	free(reg->cont);
 	free(reg);
 }
 
@@ -1006,6 +1175,8 @@ static int add_one(struct sframe_jit *reg, struct sframe_jit__func *fn,
 
 	if (!reg)
 		return -EINVAL;
+	if (reg->l.compact)
+		return -EOPNOTSUPP;
 	if (!rows) {
 		if (fn->nr_rows)
 			return -EINVAL;
@@ -1243,15 +1414,30 @@ int sframe_jit_add_stubs(struct sframe_jit *reg, uint64_t start,
 
 /* Removal. */
 
-/* The tombstone bit, where it sits in the word of flags, type and rep_size. */
-static uint32_t tombstone_bit(void)
+/*
+ * The tombstone bit, where it sits in the word of flags, type and
+ * rep_size (a compact descriptor's: of fre_count, flags and rep_size).
+ */
+static uint32_t tombstone_bit(bool compact)
 {
 	const struct sframe_jit_fde fde = { .flags = SFRAME_JIT_FDE_TOMBSTONE };
+	const struct sframe_jit_cfde cfde = { .flags = SFRAME_JIT_FDE_TOMBSTONE };
 	uint32_t w;
 
-	memcpy(&w, (const unsigned char *)&fde +
-	       offsetof(struct sframe_jit_fde, flags), sizeof(w));
+	if (compact)
+		memcpy(&w, (const unsigned char *)&cfde +
+		       offsetof(struct sframe_jit_cfde, fre_count), sizeof(w));
+	else
+		memcpy(&w, (const unsigned char *)&fde +
+		       offsetof(struct sframe_jit_fde, flags), sizeof(w));
 	return w;
+}
+
+/* The offset of the word tombstone_bit() is in. */
+static size_t tombstone_off(bool compact)
+{
+	return compact ? offsetof(struct sframe_jit_cfde, fre_count) :
+			 offsetof(struct sframe_jit_fde, flags);
 }
 
 /*
@@ -1260,21 +1446,45 @@ static uint32_t tombstone_bit(void)
  */
 static int tombstone_locked(struct sframe_jit *reg, uint32_t i)
 {
-	unsigned char *p = fde_ptr(reg, i);
-	uint32_t w, rows;
+	unsigned char *p = fde_ptr(reg, i) + tombstone_off(reg->l.compact);
+	uint32_t w, bit = tombstone_bit(reg->l.compact);
+	struct sframe_jit_fde fde;
 
-	memcpy(&w, p + offsetof(struct sframe_jit_fde, flags), sizeof(w));
-	if (w & tombstone_bit())
+	memcpy(&w, p, sizeof(w));
+	if (w & bit)
 		return -ENOENT;
-	atomic_store_explicit(word(p + offsetof(struct sframe_jit_fde, flags)),
-			      w | tombstone_bit(), memory_order_release);
-	memcpy(&rows, p + offsetof(struct sframe_jit_fde, fre_count),
-	       sizeof(rows));
+	atomic_store_explicit(word(p), w | bit, memory_order_release);
 	reg->nr_dead++;
 	/* Shared rows may still be another function's. */
-	if (!(reg->flags & SFRAME_JIT_F_SHARE_ROWS))
-		reg->fre_dead += rows;
+	if (!(reg->flags & SFRAME_JIT_F_SHARE_ROWS)) {
+		fde_get(reg, i, &fde);
+		reg->fre_dead += fde.fre_count;
+	}
 	return 0;
+}
+
+/*
+ * Descriptor @i is a later piece of a function split in a compact
+ * registry (compact.c), whose descriptors never move.
+ */
+static bool fde_cont(const struct sframe_jit *reg, uint32_t i)
+{
+	return reg->cont && (reg->cont[i / 64] >> (i % 64) & 1);
+}
+
+/* Tombstone the later pieces of the function whose first is @i. */
+static void pieces_tombstone(struct sframe_jit *reg, uint32_t i)
+{
+	while (++i < reg->nr_fdes && fde_cont(reg, i))
+		tombstone_locked(reg, i);
+}
+
+/* The end of the function whose first descriptor is @i, all pieces. */
+static uint64_t func_end(struct sframe_jit *reg, uint32_t i)
+{
+	while (i + 1 < reg->nr_fdes && fde_cont(reg, i + 1))
+		i++;
+	return fde_end(reg, i);
 }
 
 static void compact_if_due(struct sframe_jit *reg)
@@ -1309,8 +1519,10 @@ static inline int remove_locked(struct sframe_jit *reg, uint64_t start)
 
 	if (i >= reg->nr_fdes || fde_start(reg, i) != start)
 		i = fde_search(reg, start);
-	if (i == reg->nr_fdes || tombstone_locked(reg, i))
+	if (i == reg->nr_fdes || fde_cont(reg, i) || tombstone_locked(reg, i))
 		return -ENOENT;
+	if (reg->cont)
+		pieces_tombstone(reg, i);
 	reg->remove_hint = i + 1;
 	return 0;
 }
@@ -1343,10 +1555,13 @@ int sframe_jit_remove_range(struct sframe_jit *reg, uint64_t start,
 		fde_get(reg, i, &fde);
 		if (fde.func_start >= end)
 			break;
-		if (fde.func_size > end - fde.func_start)
+		if (fde_cont(reg, i) ||
+		    func_end(reg, i) - fde.func_start > end - fde.func_start)
 			continue;
-		if (!tombstone_locked(reg, i))
+		if (!tombstone_locked(reg, i)) {
 			n++;
+			pieces_tombstone(reg, i);
+		}
 	}
 	if (n)
 		compact_if_due(reg);
@@ -1373,6 +1588,8 @@ int sframe_jit_grow(struct sframe_jit *reg, uint32_t fde_capacity,
 
 	if (!reg)
 		return -EINVAL;
+	if (reg->l.compact)
+		return -EOPNOTSUPP;
 	sframe_jit__lock(&reg->lock);
 	if (fde_capacity < reg->l.fde_cap)
 		fde_capacity = reg->l.fde_cap;
@@ -1407,6 +1624,8 @@ int sframe_jit__add_batch(struct sframe_jit *reg,
 	uint32_t i, j;
 	int err = 0;
 
+	if (reg->l.compact)
+		return -EOPNOTSUPP;
 	for (i = 0; i < nr_funcs; i++) {
 		err = func_check(reg, &funcs[i], rows + funcs[i].first_row);
 		if (err)
@@ -1468,6 +1687,8 @@ static int shared_check(struct sframe_jit *reg,
  * is published, as for a single function.  On error the descriptors
  * added are removed again; the block stays used.
  *
+ * Into a compact registry, sframe_jit__add_compact() adds them.
+ *
  * Return: @nr_funcs, or the first error as sframe_jit_add() reports it;
  * -EINVAL for a registry without SFRAME_JIT_F_SHARE_ROWS, which could
  * compact the shared rows apart.
@@ -1483,6 +1704,9 @@ int sframe_jit__add_shared(struct sframe_jit *reg,
 
 	if (!reg || !(reg->flags & SFRAME_JIT_F_SHARE_ROWS))
 		return -EINVAL;
+	if (reg->l.compact)
+		return sframe_jit__add_compact(reg, funcs, nr_funcs, rows,
+					       nr_rows, NULL);
 	err = shared_check(reg, funcs, nr_funcs, rows, nr_rows);
 	if (err)
 		return err;
@@ -1511,6 +1735,220 @@ int sframe_jit__add_shared(struct sframe_jit *reg,
 	}
 unlock:
 	sframe_jit__unlock(&reg->lock);
+	if (err)
+		return err;
+	for (i = 0; i < nr_funcs; i++)
+		perf_map_add(reg, &funcs[i]);
+	return nr_funcs;
+}
+
+/* Compact registries: an import of shared rows, appended. */
+
+/*
+ * A compact batch goes above the published descriptors, in order: the
+ * descriptors of a compact registry never move, so that the pieces of
+ * a function stay together.
+ */
+static int compact_order_check(struct sframe_jit *reg,
+			       const struct sframe_jit__func *funcs,
+			       uint32_t nr_funcs)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr_funcs; i++) {
+		/* Stubs are for sframe_jit_add_stubs(), which is refused. */
+		if (funcs[i].stub_size)
+			return -EOPNOTSUPP;
+		if (i && funcs[i].start < funcs[i - 1].start + funcs[i - 1].size)
+			return -EINVAL;
+	}
+	if (!nr_funcs || funcs[0].start >= reg->tail_end)
+		return 0;
+	return overlap_check(reg, &funcs[0]) ?: -EOPNOTSUPP;
+}
+
+/* One compact row, one word. */
+static void cfre_put(struct sframe_jit *reg, uint32_t i, uint32_t start_off,
+		     uint32_t rule)
+{
+	const struct sframe_jit_cfre c = {
+		.start_off	= start_off,
+		.rule		= rule,
+	};
+	unsigned char *p = fre_ptr(reg, i);
+	uint32_t w;
+
+	memcpy(&w, &c, sizeof(w));
+	atomic_store_explicit(word(p), w, memory_order_relaxed);
+	words_zero(p + sizeof(c), reg->l.fre_stride - sizeof(c));
+}
+
+/*
+ * The shared rows into the slots from @base, as they are, each naming
+ * its rule by its index after the rules already there.  A row that
+ * starts 64 KiB or more into its function is in no piece's window (the
+ * later pieces have rows of their own), and keeps its rule only.
+ */
+static void compact_rows_put(struct sframe_jit *reg,
+			     const struct sframe_jit__row_rules *rr,
+			     const struct sframe_jit_row *rows,
+			     uint32_t nr_rows, uint32_t base)
+{
+	uint32_t i, off;
+
+	for (i = 0; i < nr_rows; i++) {
+		off = rows[i].start_off;
+		if (off > SFRAME_JIT__CFRE_MAX_OFF)
+			off = SFRAME_JIT__CFRE_MAX_OFF;
+		cfre_put(reg, base + i, off, reg->rule_used + rr->idx[i]);
+	}
+}
+
+/* The rules into the slots from rule_used on. */
+static void compact_rules_put(struct sframe_jit *reg,
+			      const struct sframe_jit__row_rules *rr)
+{
+	unsigned char *p;
+	uint32_t i;
+
+	for (i = 0; i < rr->nr_rules; i++) {
+		p = reg->l.rules + (size_t)(reg->rule_used + i) *
+				   reg->l.rule_stride;
+		words_store(p, &rr->rules[i], sizeof(rr->rules[i]));
+		words_zero(p + sizeof(rr->rules[i]),
+			   reg->l.rule_stride - sizeof(rr->rules[i]));
+	}
+}
+
+/* Mark descriptor slot @i a later piece of a function, or a first one. */
+static void cont_set(struct sframe_jit *reg, uint32_t i, bool cont)
+{
+	uint64_t bit = 1ULL << (i % 64);
+
+	if (cont)
+		reg->cont[i / 64] |= bit;
+	else
+		reg->cont[i / 64] &= ~bit;
+}
+
+/*
+ * The descriptors of @fn's pieces from slot *@fde on, and the rows of
+ * the later pieces from slot *@extra on, rebased to their piece; the
+ * room is checked as they go, for the slots are not published yet.
+ */
+static int compact_func_put(struct sframe_jit *reg,
+			    const struct sframe_jit__row_rules *rr,
+			    const struct sframe_jit__func *fn,
+			    const struct sframe_jit_row *rows, uint32_t base,
+			    uint32_t *fde, uint32_t *extra)
+{
+	const struct sframe_jit_row *fr = rows + fn->first_row;
+	const uint16_t *fi = rr->idx + fn->first_row;
+	struct sframe_jit__piece p;
+	struct sframe_jit_fde d;
+	uint32_t r, k;
+
+	for (r = 0; r < fn->nr_rows; r = p.end) {
+		sframe_jit__piece_next(fn, fr, r, &p);
+		if (*fde >= reg->l.fde_cap ||
+		    (r && p.end - p.first > reg->l.fre_cap - *extra))
+			return -ENOSPC;
+		d = (struct sframe_jit_fde) {
+			.func_start	= fn->start + p.off,
+			.func_size	= p.size,
+			.fre_start	= r ? *extra : base + fn->first_row,
+			.fre_count	= p.end - p.first,
+		};
+		for (k = p.first; r && k < p.end; k++)
+			cfre_put(reg, (*extra)++, fr[k].start_off - p.off,
+				 reg->rule_used + fi[k]);
+		cont_set(reg, *fde, r);
+		cfde_put(reg, (*fde)++, &d);
+	}
+	return 0;
+}
+
+/* Write the batch into free slots, then publish it with one count. */
+static int import_compact_locked(struct sframe_jit *reg,
+				 const struct sframe_jit__func *funcs,
+				 uint32_t nr_funcs,
+				 const struct sframe_jit_row *rows,
+				 uint32_t nr_rows,
+				 const struct sframe_jit__row_rules *rr)
+{
+	uint32_t i, fde = reg->nr_fdes, base = reg->fre_used;
+	uint32_t extra = base + nr_rows;
+	int err;
+
+	err = compact_order_check(reg, funcs, nr_funcs);
+	if (err)
+		return err;
+	if (nr_rows > reg->l.fre_cap - base ||
+	    rr->nr_rules > reg->l.rule_cap - reg->rule_used)
+		return -ENOSPC;
+	compact_rows_put(reg, rr, rows, nr_rows, base);
+	for (i = 0; i < nr_funcs; i++) {
+		err = compact_func_put(reg, rr, &funcs[i], rows, base, &fde,
+				       &extra);
+		if (err)
+			return err;
+	}
+	compact_rules_put(reg, rr);
+	reg->rule_used += rr->nr_rules;
+	reg->fre_used = extra;
+	if (nr_funcs)
+		reg->tail_end = funcs[nr_funcs - 1].start +
+				funcs[nr_funcs - 1].size;
+	count_publish(reg, fde);
+	return 0;
+}
+
+/**
+ * sframe_jit__add_compact() - add functions that share rows, compactly
+ * @reg: the registry, with SFRAME_JIT_F_COMPACT_RECORDS.
+ * @funcs: the functions, in address order; each one's rows are
+ *	@rows[first_row] on.
+ * @nr_funcs: their number.
+ * @rows: the rows of all of them, which they may share.
+ * @nr_rows: the number of @rows.
+ * @rr: the rule of each of @rows, as sframe_jit__compact_caps() found
+ *	them; NULL to find them here.
+ *
+ * As sframe_jit__add_shared(), into compact records: the rows once, as
+ * one block, their rules deduplicated, the functions split where a
+ * compact row or descriptor cannot hold them (compact.c).  The batch
+ * goes above the functions already there.  Nothing is published before
+ * everything is written, and nothing at all on error.
+ *
+ * Return: @nr_funcs; -EINVAL for a bad function or row, or functions
+ * out of order; -ERANGE outside the range; -EEXIST over a live
+ * function; -EOPNOTSUPP below the last one; -ENOSPC when the
+ * descriptors, rows or rules do not fit; -ENOMEM.
+ */
+int sframe_jit__add_compact(struct sframe_jit *reg,
+			    const struct sframe_jit__func *funcs,
+			    uint32_t nr_funcs,
+			    const struct sframe_jit_row *rows,
+			    uint32_t nr_rows,
+			    const struct sframe_jit__row_rules *rr)
+{
+	struct sframe_jit__row_rules own = { 0 };
+	uint32_t i;
+	int err;
+
+	if (!reg || !reg->l.compact)
+		return -EINVAL;
+	err = shared_check(reg, funcs, nr_funcs, rows, nr_rows);
+	if (!err && !rr) {
+		err = sframe_jit__row_rules_make(rows, nr_rows, &own);
+		rr = &own;
+	}
+	if (err)
+		return err;
+	sframe_jit__lock(&reg->lock);
+	err = import_compact_locked(reg, funcs, nr_funcs, rows, nr_rows, rr);
+	sframe_jit__unlock(&reg->lock);
+	sframe_jit__row_rules_free(&own);
 	if (err)
 		return err;
 	for (i = 0; i < nr_funcs; i++)

@@ -68,6 +68,22 @@ struct sframe_jit;
  * reclaimed.  For a table imported once and kept, as sframe-run's.
  */
 #define SFRAME_JIT_F_SHARE_ROWS	0x8
+/*
+ * Compact records (SFRAME_JIT_F_COMPACT of <linux/sframe.h>): 16 bytes
+ * per function and 4 per row instead of 24 and 16, the rows naming their
+ * rule in a table of distinct rules of @rule_capacity entries.  For a
+ * table imported once and kept, as sframe-run's: needs
+ * SFRAME_JIT_F_SHARE_ROWS (-EINVAL otherwise) and a range of at most
+ * 4 GiB.  On such a registry sframe_jit_import_cfi(), sframe_jit_remove(),
+ * sframe_jit_remove_range(), sframe_jit_find(), sframe_jit_get_info(),
+ * sframe_jit_compact() (a no-op with shared rows) and
+ * sframe_jit_destroy() work; the other calls that write return
+ * -EOPNOTSUPP (sframe_jit_add() and its variants, the ELF and SFrame
+ * imports, sframe_jit_grow()), and the registry never grows: an import
+ * it cannot hold fails with -ENOSPC.  sframe_jit_cfi_compact_caps()
+ * gives the capacities a converted table needs.
+ */
+#define SFRAME_JIT_F_COMPACT_RECORDS	0x10
 
 /**
  * struct sframe_jit_opts - options of sframe_jit_create()
@@ -85,6 +101,13 @@ struct sframe_jit;
  * @perf_map_path: with SFRAME_JIT_F_PERF_MAP, the file to append to;
  *	NULL for /tmp/perf-PID.map of the calling process, which a child
  *	created by fork() switches to its own PID.
+ * @rule_capacity: with SFRAME_JIT_F_COMPACT_RECORDS, the distinct frame
+ *	rules the registry holds, up to SFRAME_JIT_MAX_RULES of
+ *	<linux/sframe.h>; 0 for as many as the rows, within that bound,
+ *	which any import that fits the rows needs at most.  Without the
+ *	flag it must be 0 (-EINVAL otherwise).
+ *
+ * Fields after @perf_map_path came later, as for struct sframe_jit_info.
  */
 struct sframe_jit_opts {
 	size_t sz;
@@ -95,6 +118,7 @@ struct sframe_jit_opts {
 	uint32_t compact_threshold;
 	uint32_t flags;
 	const char *perf_map_path;
+	uint32_t rule_capacity;
 };
 
 /* struct sframe_jit_row.cfa_base */
@@ -665,13 +689,42 @@ SFRAME_JIT_API const char *sframe_jit_cfi_reason_str(unsigned int reason);
  * (see @nr_shared_rows of struct sframe_jit_cfi_stats); on error the
  * rows stay used.
  *
+ * Into a registry with SFRAME_JIT_F_COMPACT_RECORDS, the rows become
+ * compact rows naming deduplicated rules; a function whose rows start
+ * 64 KiB or more into it, or that has more than 65535 rows, becomes
+ * several descriptors, each later one starting at a row of the
+ * function with the rule in force there.
+ *
  * Return: the number of functions added; -EINVAL for bad arguments;
  * -ERANGE when a function lands outside the registry's range; the
- * errors of sframe_jit_add().
+ * errors of sframe_jit_add(); for a compact registry, -ENOSPC when the
+ * descriptors, rows or rules do not fit, nothing added then.
  */
 SFRAME_JIT_API int sframe_jit_import_cfi(struct sframe_jit *reg,
 					 const struct sframe_jit_cfi *cfi,
 					 uint64_t load_bias);
+
+/**
+ * sframe_jit_cfi_compact_caps() - the capacities of a compact registry
+ * @cfi: the table.
+ * @opts: its @fde_capacity, @fre_capacity and @rule_capacity are set to
+ *	what sframe_jit_import_cfi() of @cfi into a registry with
+ *	SFRAME_JIT_F_COMPACT_RECORDS and SFRAME_JIT_F_SHARE_ROWS needs:
+ *	descriptors after splitting, the shared rows and those of later
+ *	pieces, and the distinct rules.  @opts->sz must cover
+ *	@rule_capacity; the other fields are left alone.
+ *
+ * Finding the distinct rules is most of the work: @cfi keeps what it
+ * found, and sframe_jit_import_cfi() of @cfi into a compact registry
+ * uses it instead of finding them again.  Hence @cfi is not const: do
+ * not call this while another thread uses @cfi.
+ *
+ * Return: 0; -EINVAL for bad arguments; -ENOSPC when the table has more
+ * than SFRAME_JIT_MAX_RULES distinct rules, or more descriptors or rows
+ * than a registry holds; -ENOMEM.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_compact_caps(struct sframe_jit_cfi *cfi,
+					       struct sframe_jit_opts *opts);
 
 #ifdef __cplusplus
 }

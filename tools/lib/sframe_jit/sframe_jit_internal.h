@@ -75,6 +75,13 @@ struct sframe_jit_mem_layout {
  */
 extern const struct sframe_jit_backend sframe_jit__mem_backend;
 
+/* The largest code range of a compact registry: 32-bit offsets. */
+#define SFRAME_JIT_COMPACT_SPAN	(1ULL << 32)
+
+void sframe_jit__mem_offsets(uint64_t page, uint32_t fde_pages,
+			     const struct sframe_jit_args *args,
+			     uint32_t fde_stride, uint32_t fre_stride,
+			     uint64_t off[4]);
 long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args);
 long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
 			     const struct sframe_jit_header *old);
@@ -172,6 +179,10 @@ static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
  *	are the sizes of the records of <linux/sframe.h>, so that no padding
  *	follows a record, both areas 8-byte aligned, and no perf map, whose
  *	lines the general path writes); 0 elsewhere.
+ * @compact: the records are those of SFRAME_JIT_F_COMPACT.
+ * @rules: with @compact, the rule area; NULL without.
+ * @rule_stride: bytes per rule.
+ * @rule_cap: rules the mapping holds.
  *
  * Read from the header once, when the mapping arrives, and checked; the
  * writer never reads these header fields again.
@@ -186,6 +197,10 @@ struct sframe_jit_layout {
 	uint32_t fde_cap;
 	uint32_t fre_cap;
 	uint32_t fast_fde_cap;
+	bool compact;
+	unsigned char *rules;
+	uint32_t rule_stride;
+	uint32_t rule_cap;
 };
 
 /**
@@ -206,9 +221,13 @@ struct sframe_jit_layout {
  * @fre_used: row slots handed out, [0, @fre_used).
  * @fre_dead: row slots below @fre_used that no live descriptor uses:
  *	those of tombstones and those compaction has not reclaimed.
+ * @rule_used: rule slots handed out, [0, @rule_used), in a compact
+ *	registry.
  * @seq: the last sequence count stored.
  * @scratch: room for @l.fde_cap sort keys, so that compaction never
  *	allocates.
+ * @cont: in a compact registry, a bit per descriptor slot, set for the
+ *	later pieces of a split function; NULL in others.
  * @flags: SFRAME_JIT_F_* of the options.
  * @max_fdes: growth bound of the descriptor capacity.
  * @max_fres: growth bound of the row capacity.
@@ -239,8 +258,10 @@ struct sframe_jit {
 	uint32_t remove_hint;
 	uint32_t fre_used;
 	uint32_t fre_dead;
+	uint32_t rule_used;
 	uint32_t seq;
 	uint64_t *scratch;
+	uint64_t *cont;
 
 	uint32_t flags;
 	uint32_t max_fdes;
@@ -281,6 +302,72 @@ int sframe_jit__add_shared(struct sframe_jit *reg,
 			   uint32_t nr_funcs,
 			   const struct sframe_jit_row *rows,
 			   uint32_t nr_rows);
+
+/*
+ * Compact records; compact.c.  A function whose rows reach 64 KiB into
+ * it, or that has more than 65535 rows, becomes pieces: the rows
+ * [first, end) of it, at @off into it, @size bytes.
+ */
+#define SFRAME_JIT__CFRE_MAX_OFF	0xffffU
+#define SFRAME_JIT__CFDE_MAX_ROWS	0xffffU
+
+struct sframe_jit__piece {
+	uint32_t off;
+	uint32_t size;
+	uint32_t first;
+	uint32_t end;
+};
+
+/**
+ * struct sframe_jit__compact_caps - what a compact import takes
+ * @nr_fdes: descriptors, a piece each.
+ * @nr_rows: the shared rows, and the rows of pieces after the first.
+ * @nr_rules: distinct rules.
+ */
+struct sframe_jit__compact_caps {
+	uint64_t nr_fdes;
+	uint64_t nr_rows;
+	uint32_t nr_rules;
+};
+
+uint32_t sframe_jit__piece_next(const struct sframe_jit__func *fn,
+				const struct sframe_jit_row *rows,
+				uint32_t first, struct sframe_jit__piece *p);
+void sframe_jit__pieces_count(const struct sframe_jit__func *funcs,
+			      uint32_t nr_funcs,
+			      const struct sframe_jit_row *rows,
+			      struct sframe_jit__compact_caps *caps);
+
+/**
+ * struct sframe_jit__row_rules - the rule of each of a set of rows
+ * @idx: for each row, the index of its rule in @rules.
+ * @rules: the distinct rules, in the order they first come.
+ * @nr_rules: their number, at most SFRAME_JIT_MAX_RULES.
+ */
+struct sframe_jit__row_rules {
+	uint16_t *idx;
+	struct sframe_jit_rule *rules;
+	uint32_t nr_rules;
+};
+
+int sframe_jit__row_rules_make(const struct sframe_jit_row *rows,
+			       uint32_t nr_rows,
+			       struct sframe_jit__row_rules *rr);
+void sframe_jit__row_rules_free(struct sframe_jit__row_rules *rr);
+int sframe_jit__compact_caps(const struct sframe_jit__func *funcs,
+			     uint32_t nr_funcs,
+			     const struct sframe_jit_row *rows,
+			     uint32_t nr_rows,
+			     struct sframe_jit__compact_caps *caps,
+			     struct sframe_jit__row_rules *rr);
+
+/* Add functions that share their rows to a compact registry; registry.c. */
+int sframe_jit__add_compact(struct sframe_jit *reg,
+			    const struct sframe_jit__func *funcs,
+			    uint32_t nr_funcs,
+			    const struct sframe_jit_row *rows,
+			    uint32_t nr_rows,
+			    const struct sframe_jit__row_rules *rr);
 
 /* Store each distinct row sequence once; share.c. */
 int sframe_jit__share_rows(struct sframe_jit__func *funcs, uint32_t nr_funcs,

@@ -4,10 +4,12 @@
  *
  *   sframe_run_bench tables [--reps N] FILE...
  *	for each object, the CPU time of converting its CFI (row sharing
- *	included) and of creating and filling a registry sized exactly
- *	(in private memory, laid out as the kernel's: the kernel's own
- *	share is the pages' allocation), the registry's bytes, per
- *	function too, and what a registry without shared rows would take;
+ *	included) and of creating and filling a registry sized exactly,
+ *	of compact records as sframe-run makes it (in private memory,
+ *	laid out as the kernel's: the kernel's own share is the pages'
+ *	allocation), the registry's bytes, per function too, and the
+ *	bytes and time of the version 1 registry of the same shared rows,
+ *	and the bytes of one without shared rows;
  *
  *   sframe_run_bench startup [--reps N] -- CMD [ARGS...]
  *	the wall-clock time and the CPU time (user and system, of CMD and
@@ -20,7 +22,8 @@
  *
  *   sframe_run_bench sizes FILE...
  *	what each object's converted table would take in the kernel as the
- *	JIT registry sframe-run makes, and as an SFrame version 2 section
+ *	compact JIT registry sframe-run makes, as the version 1 one it
+ *	falls back to, and as an SFrame version 2 section
  *	made of the same rows and registered with SFRAME_REGISTER_ELF (the
  *	kernel's copy of the section and the table it decodes it into, 20
  *	bytes per function and per row: Documentation/userspace-api/
@@ -86,7 +89,9 @@ static void *map_file(const char *path, size_t *size)
 struct table_run {
 	double convert_ns;
 	double register_ns;
+	double v1_register_ns;
 	size_t map_size;
+	size_t v1_size;
 	size_t unshared_size;
 	struct sframe_jit_cfi_stats st;
 };
@@ -108,12 +113,55 @@ static size_t registry_size(uint32_t fdes, uint32_t fres, uint32_t flags)
 	return size;
 }
 
+/* Create a registry of @opts over the table's span and import it. */
+static int table_fill(const struct sframe_jit_cfi *cfi,
+		      const struct sframe_jit_opts *opts, size_t *map_size)
+{
+	uint32_t n = sframe_jit_cfi_nr_funcs(cfi);
+	struct sframe_jit_func lo, hi;
+	struct sframe_jit *reg;
+	int ret;
+
+	sframe_jit_cfi_func(cfi, 0, &lo, NULL);
+	sframe_jit_cfi_func(cfi, n - 1, &hi, NULL);
+	ret = sframe_jit_create(lo.start, hi.start + hi.size, opts, &reg);
+	if (ret)
+		return ret;
+	ret = sframe_jit_import_cfi(reg, cfi, 0);
+	*map_size = reg->l.map_size;
+	sframe_jit_destroy(reg);
+	return ret < 0 ? ret : 0;
+}
+
+/* What sframe-run does: a compact registry sized by the table. */
+static int table_compact(struct sframe_jit_cfi *cfi, size_t *map_size)
+{
+	int ret;
+
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
+			.flags = SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW |
+				 SFRAME_JIT_F_SHARE_ROWS |
+				 SFRAME_JIT_F_COMPACT_RECORDS);
+	ret = sframe_jit_cfi_compact_caps(cfi, &opts);
+	if (ret)
+		return ret;
+	return table_fill(cfi, &opts, map_size);
+}
+
+static int table_v1(const struct sframe_jit_cfi *cfi,
+		    const struct sframe_jit_cfi_stats *st, size_t *map_size)
+{
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .fde_capacity = st->nr_converted,
+			.fre_capacity = st->nr_shared_rows,
+			.flags = SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW |
+				 SFRAME_JIT_F_SHARE_ROWS);
+	return table_fill(cfi, &opts, map_size);
+}
+
 static int table_once(const void *img, size_t size, struct table_run *r)
 {
 	struct sframe_jit_cfi *cfi;
-	struct sframe_jit_func lo, hi;
-	struct sframe_jit *reg;
-	double t0, t1, t2;
+	double t0, t1, t2, t3;
 	int n, ret;
 
 	t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -123,37 +171,29 @@ static int table_once(const void *img, size_t size, struct table_run *r)
 		return n ?: -ENOENT;
 	r->st.sz = sizeof(r->st);
 	sframe_jit_cfi_get_stats(cfi, &r->st);
-	sframe_jit_cfi_func(cfi, 0, &lo, NULL);
-	sframe_jit_cfi_func(cfi, n - 1, &hi, NULL);
-
-	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .fde_capacity = n,
-			.fre_capacity = r->st.nr_shared_rows,
-			.flags = SFRAME_JIT_F_NO_KERNEL | SFRAME_JIT_F_NO_GROW |
-				 SFRAME_JIT_F_SHARE_ROWS);
-	ret = sframe_jit_create(lo.start, hi.start + hi.size, &opts, &reg);
-	if (!ret) {
-		ret = sframe_jit_import_cfi(reg, cfi, 0);
-		r->map_size = reg->l.map_size;
-	}
+	ret = table_compact(cfi, &r->map_size);
 	t2 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	if (!ret || ret == n)
-		sframe_jit_destroy(reg);
+	if (!ret)
+		ret = table_v1(cfi, &r->st, &r->v1_size);
+	t3 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	sframe_jit_cfi_free(cfi);
 	r->convert_ns = t1 - t0;
 	r->register_ns = t2 - t1;
+	r->v1_register_ns = t3 - t2;
 	r->unshared_size = registry_size(n, r->st.nr_rows, 0);
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 static int tables(int reps, char **files, int nr)
 {
-	double conv[MAX_REPS], regs[MAX_REPS], tot[MAX_REPS];
+	double conv[MAX_REPS], regs[MAX_REPS], tot[MAX_REPS], v1[MAX_REPS];
 	struct table_run r = { 0 };
 	int i, k, err;
 
-	printf("%-40s %8s %8s %9s %9s %9s %8s %11s %9s %11s %9s\n", "object",
-	       "fdes", "funcs", "rows", "shared", "conv_ms", "reg_ms",
-	       "total_ms", "bytes", "bytes/func", "unshared");
+	printf("%-40s %8s %8s %9s %9s %9s %8s %11s %9s %11s %9s %9s %9s\n",
+	       "object", "fdes", "funcs", "rows", "shared", "conv_ms",
+	       "reg_ms", "total_ms", "bytes", "bytes/func", "v1_bytes",
+	       "v1_reg_ms", "unshared");
 	for (i = 0; i < nr; i++) {
 		size_t size;
 		void *img = map_file(files[i], &size);
@@ -172,16 +212,18 @@ static int tables(int reps, char **files, int nr)
 			conv[k] = r.convert_ns / 1e6;
 			regs[k] = r.register_ns / 1e6;
 			tot[k] = conv[k] + regs[k];
+			v1[k] = r.v1_register_ns / 1e6;
 		}
 		munmap(img, size);
-		printf("%-40s %8llu %8llu %9llu %9llu %9.1f %8.1f %11.1f %9zu %11.1f %9zu\n",
+		printf("%-40s %8llu %8llu %9llu %9llu %9.1f %8.1f %11.1f %9zu %11.1f %9zu %9.1f %9zu\n",
 		       files[i], (unsigned long long)r.st.nr_fdes,
 		       (unsigned long long)r.st.nr_converted,
 		       (unsigned long long)r.st.nr_rows,
 		       (unsigned long long)r.st.nr_shared_rows,
 		       median(conv, reps), median(regs, reps),
 		       median(tot, reps), r.map_size,
-		       (double)r.map_size / r.st.nr_converted, r.unshared_size);
+		       (double)r.map_size / r.st.nr_converted, r.v1_size,
+		       median(v1, reps), r.unshared_size);
 	}
 	return 0;
 }
@@ -326,7 +368,7 @@ static int sizes_one(const char *path)
 	struct sframe_jit_cfi_stats st = { .sz = sizeof(st) };
 	struct sframe_jit_cfi *cfi;
 	struct sframe_jit_func f;
-	size_t size, sec = SFRAME_V2_HDR, tab, jit;
+	size_t size, sec = SFRAME_V2_HDR, tab, jit, compact = 0;
 	uint32_t i, r;
 	void *img = map_file(path, &size);
 	int n;
@@ -344,14 +386,16 @@ static int sizes_one(const char *path)
 		for (r = 0; r < f.nr_rows; r++)
 			sec += sframe_row_bytes(&rows[r], f.size);
 	}
+	if (n && table_compact(cfi, &compact))
+		compact = 0;
 	sframe_jit_cfi_free(cfi);
 	tab = SFRAME_TAB_HDR + SFRAME_TAB_REC * (st.nr_converted + st.nr_rows);
 	jit = registry_size(st.nr_converted, st.nr_shared_rows,
 			    SFRAME_JIT_F_SHARE_ROWS);
-	printf("%-40s %8llu %9llu %9llu %10zu %10zu %10zu %10zu\n", path,
+	printf("%-40s %8llu %9llu %9llu %10zu %10zu %10zu %10zu %10zu\n", path,
 	       (unsigned long long)st.nr_converted,
 	       (unsigned long long)st.nr_rows,
-	       (unsigned long long)st.nr_shared_rows, jit, sec, tab,
+	       (unsigned long long)st.nr_shared_rows, compact, jit, sec, tab,
 	       pages(sec) + pages(tab));
 	return 0;
 }
@@ -360,9 +404,9 @@ static int sizes(char **files, int nr)
 {
 	int i, err;
 
-	printf("%-40s %8s %9s %9s %10s %10s %10s %10s\n", "object", "funcs",
-	       "rows", "shared", "jit_bytes", "sframe_v2", "elf_table",
-	       "elf_total");
+	printf("%-40s %8s %9s %9s %10s %10s %10s %10s %10s\n", "object",
+	       "funcs", "rows", "shared", "compact", "jit_v1", "sframe_v2",
+	       "elf_table", "elf_total");
 	for (i = 0; i < nr; i++) {
 		err = sizes_one(files[i]);
 		if (err) {

@@ -129,9 +129,11 @@ static int frames_publish(struct sframe_run_frames *f, const void *begin,
 		reg->err = err;
 		return err;
 	}
-	err = sframe_run__publish_cfi(f->ops, start, end, cfi, 0, reg);
+	/* Version 1: a JIT's code may come and go function by function. */
+	err = sframe_run__publish_cfi(f->ops, start, end, cfi, 0, false, reg);
 	if (err == -EEXIST && kept_evict(f, start, end))
-		err = sframe_run__publish_cfi(f->ops, start, end, cfi, 0, reg);
+		err = sframe_run__publish_cfi(f->ops, start, end, cfi, 0,
+					      false, reg);
 	sframe_jit_cfi_free(cfi);
 	if (f->report)
 		f->report(begin, reg, false);

@@ -274,7 +274,7 @@ static void obj_rows(struct sframe_run_gdbjit *g, struct sframe_run_gdbobj *o)
 		sframe_jit_cfi_func(cfi, 0, &lo, NULL);
 		sframe_jit_cfi_func(cfi, nr - 1, &hi, NULL);
 		sframe_run__publish_cfi(g->ops, lo.start, hi.start + hi.size,
-					cfi, 0, &o->reg);
+					cfi, 0, false, &o->reg);
 	}
 	sframe_jit_cfi_free(cfi);
 }

@@ -66,10 +66,11 @@ static void report_jit(const struct sframe_run_entry *e)
 				(unsigned long long)s->nr_unsupported[r]);
 	}
 	fprintf(stderr,
-		"sframe-run: + %s: jit %llu of %llu FDEs, %llu rows in %llu, %zu bytes pinned; left to frame pointers %llu:%s\n",
+		"sframe-run: + %s: jit %llu of %llu FDEs, %llu rows in %llu, %zu bytes pinned (%s); left to frame pointers %llu:%s\n",
 		e->obj.name, (unsigned long long)s->nr_converted,
 		(unsigned long long)s->nr_fdes, (unsigned long long)s->nr_rows,
 		(unsigned long long)s->nr_shared_rows, e->reg.map_size,
+		e->reg.compact ? "compact" : "version 1",
 		(unsigned long long)(s->nr_fdes - s->nr_converted),
 		len ? why : " none");
 }

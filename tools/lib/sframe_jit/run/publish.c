@@ -4,7 +4,10 @@
  * SFRAME_REGISTER_ELF where the object has a PT_GNU_SFRAME segment,
  * otherwise its .eh_frame converted to rows, in a JIT registry over its
  * executable range with capacities that fit the rows exactly and rows
- * shared between functions of one shape (SFRAME_JIT_F_SHARE_ROWS).
+ * shared between functions of one shape (SFRAME_JIT_F_SHARE_ROWS), of
+ * compact records where the kernel has them and the table fits them
+ * (SFRAME_JIT_F_COMPACT_RECORDS: about a third of the bytes), of
+ * version 1 records otherwise.
  *
  * Nothing here fails the program: every error ends as a registration of
  * kind SFRAME_RUN_NONE that says why, and the kernel's unwinder falls
@@ -153,6 +156,57 @@ static int jit_create(const struct sframe_run_ops *ops, uint64_t start,
 	return sframe_jit_create(start, end, opts, regp);
 }
 
+/* A registry of @opts, for [@start, @end), filled with @cfi. */
+static int jit_fill(const struct sframe_run_ops *ops, uint64_t start,
+		    uint64_t end, const struct sframe_jit_opts *opts,
+		    const struct sframe_jit_cfi *cfi, uint64_t bias,
+		    struct sframe_jit **jitp)
+{
+	int ret = jit_create(ops, start, end, opts, jitp);
+
+	if (ret)
+		return ret;
+	ret = sframe_jit_import_cfi(*jitp, cfi, bias);
+	if (ret < 0) {
+		sframe_jit_destroy(*jitp);
+		*jitp = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * A compact registry, sized exactly: the descriptors after splitting,
+ * the shared rows and those of the pieces, the distinct rules.
+ */
+static int jit_compact(const struct sframe_run_ops *ops, uint64_t start,
+		       uint64_t end, struct sframe_jit_cfi *cfi,
+		       uint64_t bias, struct sframe_jit **jitp)
+{
+	int ret;
+
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
+			.flags = SFRAME_JIT_F_SHARE_ROWS | SFRAME_JIT_F_NO_GROW |
+				 SFRAME_JIT_F_COMPACT_RECORDS);
+	ret = sframe_jit_cfi_compact_caps(cfi, &opts);
+	if (ret)
+		return ret;
+	return jit_fill(ops, start, end, &opts, cfi, bias, jitp);
+}
+
+/* A version 1 registry, sized exactly for the functions and shared rows. */
+static int jit_v1(const struct sframe_run_ops *ops, uint64_t start,
+		  uint64_t end, const struct sframe_jit_cfi *cfi,
+		  uint64_t bias, const struct sframe_jit_cfi_stats *st,
+		  struct sframe_jit **jitp)
+{
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
+			.fde_capacity = st->nr_converted,
+			.fre_capacity = st->nr_shared_rows,
+			.flags = SFRAME_JIT_F_SHARE_ROWS | SFRAME_JIT_F_NO_GROW);
+	return jit_fill(ops, start, end, &opts, cfi, bias, jitp);
+}
+
 /**
  * sframe_run__publish_cfi() - publish converted rows for a code range
  * @ops: how ranges reach the kernel.
@@ -160,21 +214,26 @@ static int jit_create(const struct sframe_run_ops *ops, uint64_t start,
  * @end: its end.
  * @cfi: the rows, at the addresses of the object's layout.
  * @bias: what to add to them.
+ * @compact: try a compact registry first.
  * @reg: the registration, SFRAME_RUN_JIT or SFRAME_RUN_NONE.
  *
  * The one way rows reach the kernel, for objects' CFI and for any
  * later producer of a code range's rows: a registry sized for exactly
- * these functions and their shared rows, which never grows.
+ * these functions and their shared rows, which never grows.  With
+ * @compact, of compact records, unless the kernel refuses them (EINVAL:
+ * a kernel without SFRAME_JIT_F_COMPACT, or a range past 4 GiB) or the
+ * table does not fit them (-ENOSPC: more than 65536 distinct rules):
+ * then of version 1 records, as without.
  *
  * Return: 0, or the error also left in @reg->err.
  */
 int sframe_run__publish_cfi(const struct sframe_run_ops *ops,
 			    uint64_t start, uint64_t end,
-			    const struct sframe_jit_cfi *cfi, uint64_t bias,
-			    struct sframe_run_reg *reg)
+			    struct sframe_jit_cfi *cfi, uint64_t bias,
+			    bool compact, struct sframe_run_reg *reg)
 {
 	struct sframe_jit *jit = NULL;
-	int ret;
+	int ret = -EINVAL;
 
 	memset(reg, 0, sizeof(*reg));
 	reg->stats.sz = sizeof(reg->stats);
@@ -184,18 +243,13 @@ int sframe_run__publish_cfi(const struct sframe_run_ops *ops,
 		goto fail;
 	}
 
-	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
-			.fde_capacity = reg->stats.nr_converted,
-			.fre_capacity = reg->stats.nr_shared_rows,
-			.flags = SFRAME_JIT_F_SHARE_ROWS | SFRAME_JIT_F_NO_GROW);
-	ret = jit_create(ops, start, end, &opts, &jit);
+	if (compact)
+		ret = jit_compact(ops, start, end, cfi, bias, &jit);
+	reg->compact = !ret;
+	if (ret == -EINVAL || ret == -ENOSPC)
+		ret = jit_v1(ops, start, end, cfi, bias, &reg->stats, &jit);
 	if (ret)
 		goto fail;
-	ret = sframe_jit_import_cfi(jit, cfi, bias);
-	if (ret < 0) {
-		sframe_jit_destroy(jit);
-		goto fail;
-	}
 	reg->kind = SFRAME_RUN_JIT;
 	reg->jit = jit;
 	reg->start = start;
@@ -258,7 +312,7 @@ void sframe_run__publish(const struct sframe_run_ops *ops,
 		return;
 	}
 	sframe_run__publish_cfi(ops, obj->text_start, obj->text_end,
-				prep->cfi, obj->bias, reg);
+				prep->cfi, obj->bias, true, reg);
 	/* The stats stay; the rows are in the registry now. */
 	sframe_run__prep_free(prep);
 }

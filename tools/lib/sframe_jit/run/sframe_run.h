@@ -112,6 +112,8 @@ enum sframe_run_kind {
  * @end: its end.
  * @stats: the conversion's counts, with SFRAME_RUN_JIT.
  * @map_size: the registry's pinned bytes, with SFRAME_RUN_JIT.
+ * @compact: the registry holds compact records
+ *	(SFRAME_JIT_F_COMPACT_RECORDS), with SFRAME_RUN_JIT.
  */
 struct sframe_run_reg {
 	enum sframe_run_kind kind;
@@ -121,6 +123,7 @@ struct sframe_run_reg {
 	uint64_t end;
 	struct sframe_jit_cfi_stats stats;
 	size_t map_size;
+	bool compact;
 };
 
 /**
@@ -149,8 +152,8 @@ void sframe_run__publish(const struct sframe_run_ops *ops,
 			 struct sframe_run_reg *reg);
 int sframe_run__publish_cfi(const struct sframe_run_ops *ops,
 			    uint64_t start, uint64_t end,
-			    const struct sframe_jit_cfi *cfi, uint64_t bias,
-			    struct sframe_run_reg *reg);
+			    struct sframe_jit_cfi *cfi, uint64_t bias,
+			    bool compact, struct sframe_run_reg *reg);
 void sframe_run__unpublish(const struct sframe_run_ops *ops,
 			   struct sframe_run_reg *reg);
 

@@ -7,6 +7,15 @@
  * keeps the copy only if seq was even and unchanged across the read, as
  * the kernel's unwinder does.  table_check() then holds the copy to the
  * invariants the kernel relies on.
+ *
+ * A compact registry (SFRAME_JIT_F_COMPACT in the header's flags, the
+ * records of <linux/sframe.h>) is read into the same version 1 records:
+ * func_start is text_start + func_off, the PCMASK flag the type, and a
+ * row is its start offset with the fields of the rule it names.  What
+ * the version 1 records cannot say is made to fail their checks as the
+ * kernel's would: a flag bit unknown to compact descriptors becomes an
+ * unknown flag, a rule index at or past rule_capacity a row with
+ * reserved bits set.
  */
 #include <stdarg.h>
 #include <string.h>
@@ -32,6 +41,81 @@ static void words_load(void *dst, const void *src, size_t len)
 	}
 }
 
+/* Flags of a compact descriptor that a version 1 one has not. */
+#define CFDE_UNKNOWN	0x8000
+
+static bool compact(const struct sframe_jit_header *h)
+{
+	return h->flags & SFRAME_JIT_F_COMPACT;
+}
+
+static void cfde_load(const struct sframe_jit_header *h, uint32_t i,
+		      struct sframe_jit_fde *fde)
+{
+	struct sframe_jit_cfde c;
+
+	words_load(&c, (const unsigned char *)h + h->fde_off +
+		   (size_t)i * h->fde_stride, sizeof(c));
+	memset(fde, 0, sizeof(*fde));
+	fde->func_start = h->text_start + c.func_off;
+	fde->func_size = c.func_size;
+	fde->fre_start = c.fre_start;
+	fde->fre_count = c.fre_count;
+	fde->flags = c.flags & SFRAME_JIT_FDE_TOMBSTONE;
+	if (c.flags & ~(SFRAME_JIT_FDE_TOMBSTONE | SFRAME_JIT_CFDE_PCMASK))
+		fde->flags |= CFDE_UNKNOWN;
+	fde->type = c.flags & SFRAME_JIT_CFDE_PCMASK ? SFRAME_JIT_FDE_PCMASK :
+						       SFRAME_JIT_FDE_PCINC;
+	fde->rep_size = c.rep_size;
+}
+
+static void fde_load(const struct sframe_jit_header *h, uint32_t i,
+		     struct sframe_jit_fde *fde)
+{
+	if (compact(h)) {
+		cfde_load(h, i, fde);
+		return;
+	}
+	words_load(fde, (const unsigned char *)h + h->fde_off +
+		   (size_t)i * h->fde_stride, sizeof(*fde));
+}
+
+static void cfre_load(const struct sframe_jit_header *h, uint32_t i,
+		      struct sframe_jit_fre *fre)
+{
+	const unsigned char *base = (const unsigned char *)h;
+	struct sframe_jit_rule rule;
+	struct sframe_jit_cfre c;
+
+	words_load(&c, base + h->fre_off + (size_t)i * h->fre_stride,
+		   sizeof(c));
+	memset(fre, 0, sizeof(*fre));
+	fre->start_off = c.start_off;
+	if (c.rule >= h->rule_capacity) {
+		fre->reserved = 0xffff;
+		return;
+	}
+	words_load(&rule, base + h->rule_off + (size_t)c.rule * h->rule_stride,
+		   sizeof(rule));
+	fre->cfa_off = rule.cfa_off;
+	fre->ra_off = rule.ra_off;
+	fre->fp_off = rule.fp_off;
+	fre->cfa_base = rule.cfa_base;
+	fre->flags = rule.flags;
+	fre->reserved = rule.reserved;
+}
+
+static void fre_load(const struct sframe_jit_header *h, uint32_t i,
+		     struct sframe_jit_fre *fre)
+{
+	if (compact(h)) {
+		cfre_load(h, i, fre);
+		return;
+	}
+	words_load(fre, (const unsigned char *)h + h->fre_off +
+		   (size_t)i * h->fre_stride, sizeof(*fre));
+}
+
 static int room(void **buf, size_t *have, size_t need, size_t elem)
 {
 	void *p;
@@ -48,8 +132,7 @@ static int room(void **buf, size_t *have, size_t need, size_t elem)
 
 int table_read(const struct sframe_jit_header *h, struct table *t)
 {
-	const unsigned char *base = (const unsigned char *)h;
-	uint32_t s1, s2, count, n, i, r, fde_stride, fre_stride;
+	uint32_t s1, s2, count, n, i, r;
 	int err;
 
 	/* The layout: kernel-written once, never changed. */
@@ -57,8 +140,8 @@ int table_read(const struct sframe_jit_header *h, struct table *t)
 	t->text_end = h->text_end;
 	t->fde_cap = h->fde_capacity;
 	t->fre_cap = h->fre_capacity;
-	fde_stride = h->fde_stride;
-	fre_stride = h->fre_stride;
+	t->compact = compact(h);
+	t->rule_cap = t->compact ? h->rule_capacity : 0;
 	err = room((void **)&t->fdes, &t->fdes_room, t->fde_cap ?: 1,
 		   sizeof(*t->fdes));
 	if (!err)
@@ -78,16 +161,13 @@ int table_read(const struct sframe_jit_header *h, struct table *t)
 	for (i = 0; i < n; i++) {
 		struct sframe_jit_fde *fde = &t->fdes[i];
 
-		words_load(fde, base + h->fde_off + (size_t)i * fde_stride,
-			   sizeof(*fde));
+		fde_load(h, i, fde);
 		if (fde->fre_start > t->fre_cap ||
 		    fde->fre_count > t->fre_cap - fde->fre_start)
 			continue;	/* table_check() reports it */
 		for (r = 0; r < fde->fre_count; r++)
-			words_load(&t->fres[fde->fre_start + r],
-				   base + h->fre_off +
-				   (size_t)(fde->fre_start + r) * fre_stride,
-				   sizeof(*t->fres));
+			fre_load(h, fde->fre_start + r,
+				 &t->fres[fde->fre_start + r]);
 	}
 	atomic_thread_fence(memory_order_acquire);
 	s2 = atomic_load_explicit((_Atomic uint32_t *)&h->seq,
@@ -189,13 +269,6 @@ int table_check(const struct table *t, char *buf, size_t len)
 	return 0;
 }
 
-static void fde_load(const struct sframe_jit_header *h, uint32_t i,
-		     struct sframe_jit_fde *fde)
-{
-	words_load(fde, (const unsigned char *)h + h->fde_off +
-		   (size_t)i * h->fde_stride, sizeof(*fde));
-}
-
 #define PROBES		40
 #define LOOKUP_ROWS	16
 
@@ -240,10 +313,7 @@ int table_lookup(const struct sframe_jit_header *h, uint64_t pc, char *buf,
 			nr_rows = fde.fre_count < LOOKUP_ROWS ? fde.fre_count :
 								LOOKUP_ROWS;
 			for (r = 0; r < nr_rows; r++)
-				words_load(&rows[r], (const unsigned char *)h +
-					   h->fre_off +
-					   (size_t)(fde.fre_start + r) *
-					   h->fre_stride, sizeof(rows[r]));
+				fre_load(h, fde.fre_start + r, &rows[r]);
 		}
 	}
 	atomic_thread_fence(memory_order_acquire);

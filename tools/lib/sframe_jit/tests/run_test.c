@@ -230,6 +230,7 @@ TEST(tracker_registers_each_object_and_unregisters_it_at_dlclose, T_MEM)
 	e = entry_at(&t, fn);
 	ASSERT(e);
 	ASSERT_EQ(e->reg.kind, SFRAME_RUN_JIT);
+	EXPECT(e->reg.compact);
 	EXPECT_EQ(e->reg.start, e->obj.text_start);
 	expect_rows_of_conversion(e);
 	e = entry_at(&t, sfn);
@@ -420,4 +421,69 @@ TEST_TIMEOUT(dlopen_dlclose_cycles_leave_no_registration_or_memory, T_MEM, 120)
 	EXPECT_EQ(t.nr_published - t.nr_unpublished, live);
 	EXPECT_EQ(run_tb.nr_creates - run_tb.nr_unmaps, (int)live);
 	sframe_run__tracker_fini(&t);
+}
+
+/* The memory backend of a kernel without SFRAME_JIT_F_COMPACT. */
+static long v1_only_create(void *priv, const struct sframe_jit_args *args)
+{
+	if (args->flags || args->rule_capacity)
+		return -EINVAL;
+	return sframe_jit__mem_create(priv, args);
+}
+
+static const struct sframe_jit_backend v1_only = {
+	.create		= v1_only_create,
+	.replace	= sframe_jit__mem_replace,
+	.unmap		= sframe_jit__unmap,
+};
+
+TEST(objects_get_compact_registries_or_version_1_ones, T_MEM)
+{
+	struct sframe_run_ops ops = { .jit = &sframe_jit__mem_backend };
+	struct sframe_run_reg compact, v1, blob;
+	struct sframe_jit_func lo, hi;
+	struct sframe_jit_cfi *cfi;
+	uint64_t base;
+	size_t size;
+	void *img = file_read("/lib/x86_64-linux-gnu/libc.so.6", &size);
+	int n;
+
+	if (!img)
+		test_skip("no libc.so.6 to read");
+	n = sframe_jit_cfi_convert(img, size, &cfi);
+	ASSERT(n > 1000);
+	sframe_jit_cfi_func(cfi, 0, &lo, NULL);
+	sframe_jit_cfi_func(cfi, n - 1, &hi, NULL);
+	base = arena(hi.start + hi.size - lo.start);
+
+	ASSERT_EQ(sframe_run__publish_cfi(&ops, base,
+					  base + hi.start + hi.size - lo.start,
+					  cfi, base - lo.start, true, &compact),
+		  0);
+	EXPECT_EQ(compact.kind, SFRAME_RUN_JIT);
+	EXPECT(compact.compact);
+	EXPECT(compact.jit->l.compact);
+	/* Asked not to (a JIT's blobs): version 1. */
+	ASSERT_EQ(sframe_run__publish_cfi(&ops, base,
+					  base + hi.start + hi.size - lo.start,
+					  cfi, base - lo.start, false, &blob),
+		  0);
+	EXPECT(!blob.compact);
+	EXPECT(!blob.jit->l.compact);
+	/* A kernel that refuses compact records: version 1 as before. */
+	ops.jit = &v1_only;
+	ASSERT_EQ(sframe_run__publish_cfi(&ops, base,
+					  base + hi.start + hi.size - lo.start,
+					  cfi, base - lo.start, true, &v1), 0);
+	EXPECT_EQ(v1.kind, SFRAME_RUN_JIT);
+	EXPECT(!v1.compact);
+	EXPECT_EQ(v1.map_size, blob.map_size);
+	EXPECT(compact.map_size * 2 < v1.map_size);
+	EXPECT_EQ(sframe_jit_find(compact.jit, hi.start + base - lo.start,
+				  NULL, NULL, 0), 0);
+	sframe_run__unpublish(&ops, &compact);
+	sframe_run__unpublish(&ops, &blob);
+	sframe_run__unpublish(&ops, &v1);
+	sframe_jit_cfi_free(cfi);
+	free(img);
 }

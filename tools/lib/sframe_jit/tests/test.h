@@ -182,6 +182,8 @@ struct table {
 	uint64_t text_end;
 	uint32_t fde_cap;
 	uint32_t fre_cap;
+	bool compact;			/* SFRAME_JIT_F_COMPACT records */
+	uint32_t rule_cap;		/* with @compact */
 	struct sframe_jit_fde *fdes;	/* [count] */
 	struct sframe_jit_fre *fres;	/* [fre_cap], referenced rows only */
 	size_t fdes_room;
