@@ -1324,8 +1324,8 @@ sframe_jit_clookup(const struct sframe_jit_view *v, u32 count,
  * was found.  A header whose reserved0 is not zero makes every lookup
  * malformed.  A compact registry (@v->compact) is searched the same way,
  * and the rule of the row found is read from its rule area, its index
- * checked against the capacity.  The lookup neither loops on seq nor waits.  Safe in NMI
- * context.
+ * checked against the capacity.  The lookup neither loops on seq nor
+ * waits.  Safe in NMI context.
  *
  * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no published function
  * contains @pc; SFRAME_FIND_TOMBSTONE if the function containing @pc is
