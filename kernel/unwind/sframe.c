@@ -24,6 +24,7 @@
 #include <linux/limits.h>
 #include <linux/overflow.h>
 #include <linux/sched.h>
+#include <linux/string.h>
 #include <linux/unaligned.h>
 #include <uapi/linux/sframe.h>
 
@@ -652,24 +653,14 @@ static int sframe_table_func_ok(const struct sframe_sec *sec,
 	return 0;
 }
 
-/**
- * sframe_table_size() - bytes the converted table of a section needs
- * @sec: a section sframe_sec_validate() accepted.
- * @size: set to the number of bytes on success.
- *
- * A table takes a struct sframe_table, a start address and a struct
- * sframe_table_func per descriptor (20 bytes) and a struct
- * sframe_table_row per row the descriptors count (20 bytes), which
- * validation bounds by half the frame-row sub-section.
- *
- * Return: 0; -E2BIG if a function has more than SFRAME_MAX_FUNC_FRES
- * rows, or is a version 1 PCMASK function of more than
- * SFRAME_MAX_MASK_FRES; -ENOEXEC if a descriptor does not decode.
+/*
+ * Rows counted by the descriptors of @sec, the most a table of it holds,
+ * or an error as sframe_table_size() gives.
  */
-int sframe_table_size(const struct sframe_sec *sec, size_t *size)
+static int sframe_table_max_rows(const struct sframe_sec *sec, u32 *rows)
 {
 	struct sframe_func fn;
-	u64 rows = 0;
+	u64 n = 0;
 	u32 i;
 	int ret;
 
@@ -679,29 +670,184 @@ int sframe_table_size(const struct sframe_sec *sec, size_t *size)
 			ret = sframe_table_func_ok(sec, &fn);
 		if (ret)
 			return ret;
-		rows += fn.num_fres;
+		n += fn.num_fres;
 	}
-	if (rows > sec->num_fres)
+	if (n > sec->num_fres)
 		return -ENOEXEC;
-	*size = sizeof(struct sframe_table) +
-		(size_t)sec->num_fdes * (sizeof(unsigned long) +
-					 sizeof(struct sframe_table_func)) +
-		(size_t)rows * sizeof(struct sframe_table_row);
+	*rows = n;
+	return 0;
+}
+
+/*
+ * The build's hash of the rules, in slots after the largest rules array
+ * it may fill: a power of two, twice the rows, at most SFRAME_HASH_SLOTS.
+ * A larger section of more distinct rules than a probe run finds room
+ * for keeps some of them twice, which only costs bytes.
+ */
+#define SFRAME_HASH_SLOTS	0x10000U
+#define SFRAME_HASH_PROBES	32U
+#define SFRAME_HASH_EMPTY	U32_MAX
+
+static u32 sframe_hash_slots(u32 rows)
+{
+	u32 n = 16;
+
+	while (n < SFRAME_HASH_SLOTS && n / 2 < rows)
+		n *= 2;
+	return n;
+}
+
+/* Bytes before the rules, once there are @funcs functions and @rows rows. */
+static size_t sframe_table_head(u32 funcs, u32 rows)
+{
+	return sizeof(struct sframe_table) +
+	       (size_t)funcs * (sizeof(unsigned long) +
+				sizeof(struct sframe_table_func)) +
+	       (size_t)rows * sizeof(struct sframe_table_row);
+}
+
+/**
+ * sframe_table_size() - bytes sframe_table_build() needs for a section
+ * @sec: a section sframe_sec_validate() accepted.
+ * @size: set to the number of bytes on success.
+ *
+ * A built table takes a struct sframe_table, a start address and a
+ * struct sframe_table_func per descriptor (20 bytes), a struct
+ * sframe_table_row per row the descriptors count (8 bytes), which
+ * validation bounds by half the frame-row sub-section, and a struct
+ * sframe_row per distinct rule (16 bytes): sframe_table_bytes().  The
+ * build needs room for as many rules as rows, and for its hash of them.
+ *
+ * Return: 0; -E2BIG if a function has more than SFRAME_MAX_FUNC_FRES
+ * rows, or is a version 1 PCMASK function of more than
+ * SFRAME_MAX_MASK_FRES; -ENOEXEC if a descriptor does not decode.
+ */
+int sframe_table_size(const struct sframe_sec *sec, size_t *size)
+{
+	u32 rows;
+	int ret;
+
+	ret = sframe_table_max_rows(sec, &rows);
+	if (ret)
+		return ret;
+	*size = sframe_table_head(sec->num_fdes, rows) +
+		(size_t)rows * sizeof(struct sframe_row) +
+		(size_t)sframe_hash_slots(rows) * sizeof(u32);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_table_size);
+
+/**
+ * sframe_table_bytes() - bytes a built table takes
+ * @t: a table sframe_table_build() made.
+ *
+ * Return: what sframe_table_copy() copies: the table without the room
+ * its build needed.
+ */
+size_t sframe_table_bytes(const struct sframe_table *t)
+{
+	return sframe_table_head(t->nr_funcs, t->nr_rows) +
+	       (size_t)t->nr_rules * sizeof(struct sframe_row);
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_bytes);
+
+/* Point @t's arrays into its buffer, one after the other. */
+static void sframe_table_link(struct sframe_table *t, u32 rows)
+{
+	t->starts = (unsigned long *)(t + 1);
+	t->funcs = (struct sframe_table_func *)(t->starts + t->nr_funcs);
+	t->rows = (struct sframe_table_row *)(t->funcs + t->nr_funcs);
+	t->rules = (struct sframe_row *)(t->rows + rows);
+}
+
+/**
+ * sframe_table_copy() - copy a built table into a buffer of its size
+ * @dst: the copy, at the start of sframe_table_bytes(@src) bytes.
+ * @src: a table sframe_table_build() made.
+ *
+ * Lookups in the copy give what they give in @src, which the copy does
+ * not point into.
+ */
+void sframe_table_copy(struct sframe_table *dst, const struct sframe_table *src)
+{
+	*dst = *src;
+	sframe_table_link(dst, src->nr_rows);
+	memcpy(dst->starts, src->starts,
+	       (const u8 *)(src->rows + src->nr_rows) -
+	       (const u8 *)src->starts);
+	memcpy(dst->rules, src->rules,
+	       (size_t)src->nr_rules * sizeof(struct sframe_row));
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_copy);
+
+/* The hash of a rule, over every field a lookup gives. */
+static u32 sframe_rule_hash(const struct sframe_row *r)
+{
+	u32 h = r->cfa_base | r->ra_undefined << 8 | r->fp_saved << 9 |
+		r->signal << 10;
+
+	h = (h ^ (u32)r->cfa_off) * 0x9e3779b1U;
+	h = (h ^ (u32)r->ra_off) * 0x9e3779b1U;
+	h = (h ^ (u32)r->fp_off) * 0x9e3779b1U;
+	return h ^ h >> 16;
+}
+
+static bool sframe_rule_eq(const struct sframe_row *a,
+			   const struct sframe_row *b)
+{
+	return a->cfa_base == b->cfa_base &&
+	       a->ra_undefined == b->ra_undefined &&
+	       a->fp_saved == b->fp_saved && a->signal == b->signal &&
+	       a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
+	       a->fp_off == b->fp_off;
+}
+
+/* What a build keeps beside the table: the slots of its hash. */
+struct sframe_table_hash {
+	u32 *slots;
+	u32 mask;
+};
+
+/*
+ * The index of rule @r in @t's rules, added if it is not there yet.  At
+ * most SFRAME_HASH_PROBES slots are tried, so that rows crafted to
+ * collide cost no more than that each.
+ */
+static u32 sframe_table_rule(struct sframe_table *t,
+			     struct sframe_table_hash *h,
+			     const struct sframe_row *r)
+{
+	u32 slot = sframe_rule_hash(r), p, *s;
+
+	for (p = 0; p < SFRAME_HASH_PROBES; p++) {
+		s = &h->slots[(slot + p) & h->mask];
+		if (*s == SFRAME_HASH_EMPTY) {
+			*s = t->nr_rules;
+			break;
+		}
+		if (sframe_rule_eq(&t->rules[*s], r))
+			return *s;
+	}
+	t->rules[t->nr_rules] = *r;
+	return t->nr_rules++;
+}
 
 /* Row @fre at @pos, decoded once as sframe_sec_find() would decode it. */
 static void sframe_table_add_row(const struct sframe_sec *sec,
 				 const struct sframe_func *fn, u64 pos,
 				 const struct sframe_fre *fre,
+				 struct sframe_table *t,
+				 struct sframe_table_hash *h,
 				 struct sframe_table_row *tr)
 {
+	struct sframe_row r;
+
 	tr->start = fre->start;
-	if (sframe_fre_decode(sec, fn, pos, fre, &tr->row) != SFRAME_FIND_HIT)
-		tr->row = (struct sframe_row){
+	if (sframe_fre_decode(sec, fn, pos, fre, &r) != SFRAME_FIND_HIT)
+		r = (struct sframe_row){
 			.cfa_base = SFRAME_CFA_BASE_MALFORMED,
 		};
+	tr->rule = sframe_table_rule(t, h, &r);
 }
 
 /*
@@ -714,6 +860,7 @@ static void sframe_table_add_row(const struct sframe_sec *sec,
 static void sframe_table_add_rows(const struct sframe_sec *sec,
 				  const struct sframe_func *fn,
 				  struct sframe_table *t,
+				  struct sframe_table_hash *h,
 				  struct sframe_table_func *tf)
 {
 	unsigned int addr_size = 1U << fn->fre_type;
@@ -727,7 +874,7 @@ static void sframe_table_add_rows(const struct sframe_sec *sec,
 		if (!sframe_fre_at(sec, pos, addr_size, &fre) ||
 		    (r && fre.start <= prev) || fre.start >= limit)
 			break;
-		sframe_table_add_row(sec, fn, pos, &fre, &rows[r]);
+		sframe_table_add_row(sec, fn, pos, &fre, t, h, &rows[r]);
 		prev = fre.start;
 		pos += fre.len;
 	}
@@ -743,7 +890,8 @@ static void sframe_table_add_rows(const struct sframe_sec *sec,
 
 /* Convert descriptor @i and its rows. */
 static int sframe_table_add_func(const struct sframe_sec *sec,
-				 struct sframe_table *t, u32 i)
+				 struct sframe_table *t,
+				 struct sframe_table_hash *h, u32 i)
 {
 	struct sframe_table_func *tf = &t->funcs[i];
 	struct sframe_func fn;
@@ -780,7 +928,7 @@ static int sframe_table_add_func(const struct sframe_sec *sec,
 		tf->flags = SFRAME_TF_MODULO;
 		tf->rep_size = fn.rep_size;
 	}
-	sframe_table_add_rows(sec, &fn, t, tf);
+	sframe_table_add_rows(sec, &fn, t, h, tf);
 	return 0;
 }
 
@@ -792,8 +940,10 @@ static int sframe_table_add_func(const struct sframe_sec *sec,
  *
  * Decodes every descriptor and row once into the records of struct
  * sframe_table, which point into the buffer: after this, lookups read
- * neither @sec nor its bytes.  Runs where it may take its time (it walks
- * every row), never in NMI context.
+ * neither @sec nor its bytes.  Each distinct rule is kept once, found
+ * through a hash in the end of the buffer, which lookups do not read:
+ * sframe_table_copy() leaves it and the unused room behind.  Runs where
+ * it may take its time (it walks every row), never in NMI context.
  *
  * Return: 0; -E2BIG for a function over the caps of sframe_table_size();
  * -EINVAL if @size is too small; -ENOEXEC for a section that does not
@@ -802,7 +952,8 @@ static int sframe_table_add_func(const struct sframe_sec *sec,
 int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
 		       size_t size)
 {
-	u32 i, work = 0;
+	struct sframe_table_hash h;
+	u32 i, rows, work = 0;
 	size_t need;
 	int ret;
 
@@ -811,13 +962,18 @@ int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
 		return ret;
 	if (size < need)
 		return -EINVAL;
+	ret = sframe_table_max_rows(sec, &rows);
+	if (ret)
+		return ret;
 	t->nr_funcs = sec->num_fdes;
 	t->nr_rows = 0;
-	t->starts = (unsigned long *)(t + 1);
-	t->funcs = (struct sframe_table_func *)(t->starts + t->nr_funcs);
-	t->rows = (struct sframe_table_row *)(t->funcs + t->nr_funcs);
+	t->nr_rules = 0;
+	sframe_table_link(t, rows);
+	h.slots = (u32 *)(t->rules + rows);
+	h.mask = sframe_hash_slots(rows) - 1;
+	memset(h.slots, 0xff, (h.mask + 1) * sizeof(u32));
 	for (i = 0; i < sec->num_fdes; i++) {
-		ret = sframe_table_add_func(sec, t, i);
+		ret = sframe_table_add_func(sec, t, &h, i);
 		if (ret)
 			return ret;
 		sframe_work_done(&work, 1 + t->funcs[i].nr);
@@ -877,12 +1033,18 @@ sframe_table_mask_match(const struct sframe_table_row *rows, u32 nr, u32 off,
 	return found;
 }
 
+/* The rule of row @tr: one more record read. */
 static __always_inline enum sframe_find_result
-sframe_table_row_get(const struct sframe_table_row *tr, struct sframe_row *row)
+sframe_table_row_get(const struct sframe_table *t,
+		     const struct sframe_table_row *tr, struct sframe_row *row,
+		     u32 *reads)
 {
-	if (tr->row.cfa_base == SFRAME_CFA_BASE_MALFORMED)
+	const struct sframe_row *rule = &t->rules[tr->rule];
+
+	++*reads;
+	if (rule->cfa_base == SFRAME_CFA_BASE_MALFORMED)
 		return SFRAME_FIND_MALFORMED;
-	*row = tr->row;
+	*row = *rule;
 	return SFRAME_FIND_HIT;
 }
 
@@ -937,7 +1099,8 @@ sframe_table_lookup(const struct sframe_table *t, unsigned long pc,
 	if (!n)
 		return SFRAME_FIND_NONE;
 	++*reads;
-	return sframe_table_row_get(&t->rows[fn->first + n - 1], row);
+	return sframe_table_row_get(t, &t->rows[fn->first + n - 1], row,
+				    reads);
 }
 
 /**

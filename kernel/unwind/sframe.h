@@ -74,9 +74,9 @@
  * SFRAME_ELF_MAX_SIZE / SFRAME_V3_FDE_SIZE = 2^22 functions (23 probes),
  * the function found, a binary search of its at most
  * SFRAME_MAX_FUNC_FRES rows (16 probes; a PCMASK scan of version 1 tries
- * at most SFRAME_MAX_MASK_FRES), and the row found.
+ * at most SFRAME_MAX_MASK_FRES), the row found and the rule it names.
  */
-#define SFRAME_TABLE_MAX_READS		(23 + 1 + 16 + 1)
+#define SFRAME_TABLE_MAX_READS		(23 + 1 + 16 + 1 + 1)
 
 /*
  * Most frames one sample's walk takes (sframe_callchain_user()), whatever
@@ -253,41 +253,48 @@ struct sframe_table_func {
 	u8 rep_size;
 };
 
-/* struct sframe_table_row.row.cfa_base of a row that does not decode */
+/* struct sframe_table.rules[].cfa_base of a row that does not decode */
 #define SFRAME_CFA_BASE_MALFORMED	0xff
 
 /**
  * struct sframe_table_row - a frame row of a converted ELF section
  * @start: start offset in the function (version 1 PCMASK: the mask).
- * @row: the row, decoded; its CFA base is SFRAME_CFA_BASE_MALFORMED for
- *	one that does not decode.
+ * @rule: index of the row's rule, decoded, in struct sframe_table.rules.
+ *	A section may have as many distinct rules as rows, so 16 bits do
+ *	not do.
  */
 struct sframe_table_row {
 	u32 start;
-	struct sframe_row row;
+	u32 rule;
 };
 
 /**
  * struct sframe_table - an ELF section converted for lookups
  * @nr_funcs: functions.
  * @nr_rows: rows, over all functions.
+ * @nr_rules: distinct rules the rows name.
  * @starts: the functions' start addresses, sorted, after this header.
  * @funcs: the functions, in the same order, after @starts.
  * @rows: the rows, after @funcs.
+ * @rules: the rules, each once; the CFA base of one that does not
+ *	decode is SFRAME_CFA_BASE_MALFORMED.
  *
  * sframe_table_build() converts a validated section once, at
  * registration, into records of a fixed size with every row decoded:
  * sframe_table_find() then binary-searches the functions and the rows of
  * one, and reads at most SFRAME_TABLE_MAX_READS records, where
  * sframe_sec_find() walks a function's rows one by one.  Lookups give
- * exactly what sframe_sec_find() gives on the section.
+ * exactly what sframe_sec_find() gives on the section.  The rows of a
+ * large section repeat a few hundred rules: each is kept once.
  */
 struct sframe_table {
 	u32 nr_funcs;
 	u32 nr_rows;
+	u32 nr_rules;
 	unsigned long *starts;
 	struct sframe_table_func *funcs;
 	struct sframe_table_row *rows;
+	struct sframe_row *rules;
 };
 
 /**
@@ -316,6 +323,8 @@ enum sframe_find_result sframe_sec_find(const struct sframe_sec *sec,
 int sframe_table_size(const struct sframe_sec *sec, size_t *size);
 int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
 		       size_t size);
+size_t sframe_table_bytes(const struct sframe_table *t);
+void sframe_table_copy(struct sframe_table *dst, const struct sframe_table *src);
 enum sframe_find_result sframe_table_find(const struct sframe_table *t,
 					  unsigned long pc,
 					  struct sframe_row *row);

@@ -42,12 +42,18 @@ static void sframe_expect_result(struct kunit *test,
 		sframe_expect_row(test, row, want_row);
 }
 
-/* The converted table of @sec, freed with the test; NULL on -E2BIG. */
+/*
+ * The converted table of @sec, freed with the test; NULL on -E2BIG.  It
+ * is built in a buffer sframe_table_size() sizes, then copied into one of
+ * its own size, as the kernel keeps it: exactly that size, so that KASAN
+ * sees any read past it.
+ */
 static struct sframe_table *sframe_kunit_table(struct kunit *test,
 					       const struct sframe_sec *sec,
 					       int want)
 {
-	struct sframe_table *t;
+	struct sframe_table *build, *t;
+	const char *msg;
 	size_t size;
 	int err;
 
@@ -55,9 +61,15 @@ static struct sframe_table *sframe_kunit_table(struct kunit *test,
 	KUNIT_EXPECT_EQ(test, err, want);
 	if (err)
 		return NULL;
-	t = kunit_kzalloc(test, size, GFP_KERNEL);
+	build = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, build);
+	KUNIT_ASSERT_EQ(test, sframe_table_build(sec, build, size), 0);
+	msg = sframe_test_table_rules(build);
+	KUNIT_EXPECT_NULL_MSG(test, msg, "%s", msg);
+	t = kunit_kmalloc(test, sframe_table_bytes(build), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	KUNIT_ASSERT_EQ(test, sframe_table_build(sec, t, size), 0);
+	sframe_table_copy(t, build);
+	kunit_kfree(test, build);
 	return t;
 }
 
@@ -125,6 +137,7 @@ static void sframe_table_caps_test(struct kunit *test)
 	t = sframe_kunit_table(test, &sec, c->size);
 	if (!t)
 		return;
+	KUNIT_EXPECT_EQ(test, t->nr_rules, sft_many_rules(c));
 	for (i = 0; i < ARRAY_SIZE(pcs); i++) {
 		memset(&want, 0x5a, sizeof(want));
 		memset(&got, 0x5a, sizeof(got));
@@ -132,6 +145,14 @@ static void sframe_table_caps_test(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, ret, sframe_sec_find(&sec, pcs[i], &want));
 		KUNIT_EXPECT_MEMEQ(test, &got, &want, sizeof(got));
 		KUNIT_EXPECT_LE(test, reads, SFRAME_TABLE_MAX_READS);
+	}
+	/* Rows that share rules: every PC, one rule read for each row. */
+	for (i = 0; c->rules && i <= n + 1; i++) {
+		memset(&want, 0x5a, sizeof(want));
+		memset(&got, 0x5a, sizeof(got));
+		ret = sframe_table_find(t, f - 1 + i, &got);
+		KUNIT_EXPECT_EQ(test, ret, sframe_sec_find(&sec, f - 1 + i, &want));
+		KUNIT_EXPECT_MEMEQ(test, &got, &want, sizeof(got));
 	}
 }
 

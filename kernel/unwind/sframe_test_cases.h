@@ -708,8 +708,11 @@ static inline bool sframe_test_elf_bytes(const struct sframe_test_elf *c,
  *	has this RA offset.
  * @size: what sframe_table_size() returns; 0 lets sframe_table_build()
  *	convert the section.
+ * @rules: 0: every row has a rule of its own; otherwise the rows repeat
+ *	this many rules, which the table must keep once each.
  *
- * Row i has CFA = SP + 8 + 8 * i, 4-byte data words and 2-byte starts.
+ * Row i has CFA = SP + 8 + 8 * i (i modulo @rules, if set), 4-byte data
+ * words and 2-byte starts.
  * sframe_sec_validate() accepts each of these sections: the caps on a
  * converted table are checked apart from it.
  */
@@ -720,6 +723,7 @@ struct sframe_test_many {
 	u32 nr;
 	s32 ra_off;
 	int size;
+	u32 rules;
 };
 
 /* Where the function of a struct sframe_test_many section starts. */
@@ -736,6 +740,11 @@ static const struct sframe_test_many sframe_test_many_cases[] = {
 	{ "v1 PCMASK of 17 rows: refused", 1, true, SFRAME_MAX_MASK_FRES + 1,
 	  0, -E2BIG },
 	{ "4-byte RA offsets: converted", 2, false, 4, -0x123458, 0 },
+	{ "1000 rows of 7 rules: 7 kept", 2, false, 1000, 0, 0, 7 },
+	{ "v1 PCMASK of 16 rows, 3 rules: 3 kept", 1, true,
+	  SFRAME_MAX_MASK_FRES, 0, 0, 3 },
+	{ "4-byte RA offsets, 1 rule: 1 kept", 2, false, 300, -0x123458, 0,
+	  1 },
 };
 
 static inline unsigned int sft_many_row_len(const struct sframe_test_many *c)
@@ -797,7 +806,7 @@ static inline void sframe_test_many_fill(const struct sframe_test_many *c,
 	for (i = 0; i < c->nr; i++) {
 		p = sft_put(p, i, 2);
 		p = sft_put(p, 0x41 | n << 1, 1);	/* SP, 4-byte words */
-		p = sft_put(p, 8 + 8 * (u64)i, 4);
+		p = sft_put(p, 8 + 8 * (u64)(c->rules ? i % c->rules : i), 4);
 		if (c->ra_off)
 			p = sft_put(p, (u32)c->ra_off, 4);
 	}
@@ -1718,6 +1727,32 @@ static inline bool sframe_test_row_eq(const struct sframe_row *a,
 	       a->fp_saved == b->fp_saved && a->signal == b->signal &&
 	       a->cfa_off == b->cfa_off && a->ra_off == b->ra_off &&
 	       a->fp_off == b->fp_off;
+}
+
+/* The rules a converted table of case @c keeps. */
+static inline u32 sft_many_rules(const struct sframe_test_many *c)
+{
+	return c->rules ? c->rules : c->nr;
+}
+
+/*
+ * Does each row of @t name one of its rules, and is each rule there once
+ * (checked in tables of up to 1024 rules)?  Returns what is wrong, or NULL.
+ */
+static inline const char *sframe_test_table_rules(const struct sframe_table *t)
+{
+	u32 i, j;
+
+	if (t->nr_rules > t->nr_rows)
+		return "more rules than rows";
+	for (i = 0; i < t->nr_rows; i++)
+		if (t->rows[i].rule >= t->nr_rules)
+			return "a row names no rule";
+	for (i = 0; i < t->nr_rules && t->nr_rules <= 1024; i++)
+		for (j = 0; j < i; j++)
+			if (sframe_test_row_eq(&t->rules[i], &t->rules[j]))
+				return "a rule is kept twice";
+	return NULL;
 }
 
 #endif /* _KERNEL_UNWIND_SFRAME_TEST_CASES_H */
