@@ -3,16 +3,23 @@
  * Validated copies of ELF .sframe sections.  The unwinder may not fault
  * in NMI context and a process seldom touches its own .sframe pages, so
  * it reads the kernel's copy, never the process's section, converted
- * into a table of bounded lookups (sframe_table_build()).
+ * into a table of bounded lookups (sframe_table_build()).  The section's
+ * bytes are copied, validated and converted once and then dropped: only
+ * the table, and a SHA-256 digest of the bytes, are kept and charged.
  *
  * A copy is immutable once made.  Forked children share it, and so do
  * the processes of one user that map the same section of the same file:
  * every exec of a binary would otherwise copy, validate, convert and
- * charge its section again.  A process gets a shared copy only if its
- * own bytes are the copy's, compared in full, so that what another
- * process registered (or a file rewritten since) can never describe its
- * stack: sharing changes the cost of a registration, not its outcome.
+ * charge its section again.  A process gets a shared copy only if the
+ * digest of its own bytes is the copy's, so that what another process
+ * registered (or a file rewritten since) can never describe its stack:
+ * sharing changes the cost of a registration, not its outcome.  The
+ * digest does as well as the bytes would: the key holds the user, so a
+ * process can only be given a copy that a process of its own user made,
+ * from bytes that user chose; two sections of one digest would take a
+ * SHA-256 collision, and could only mislead that user's own traces.
  */
+#include <crypto/sha2.h>
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/hash.h>
@@ -102,68 +109,92 @@ static void sframe_elf_publish(struct sframe_elf_copy *elf)
 static bool sframe_elf_same(const struct sframe_elf_copy *elf,
 			    unsigned long addr, unsigned long size)
 {
+	u8 digest[SHA256_DIGEST_SIZE];
+	struct sha256_state sha;
 	unsigned long off, n;
-	bool same = true;
 	u8 *buf;
 
 	buf = kmalloc(SFRAME_ELF_CHUNK, GFP_KERNEL);
 	if (!buf)
 		return false;
-	for (off = 0; same && off < size; off += n) {
+	sha256_init(&sha);
+	for (off = 0; off < size; off += n) {
 		n = min(size - off, SFRAME_ELF_CHUNK);
-		same = !copy_from_user(buf, (const void __user *)(addr + off),
-				       n) &&
-		       !memcmp(buf, elf->data + off, n);
+		if (copy_from_user(buf, (const void __user *)(addr + off), n))
+			break;
+		sha256_update(&sha, buf, n);
 		cond_resched();
 	}
 	kfree(buf);
-	return same;
+	if (off < size)
+		return false;
+	sha256_final(&sha, digest);
+	return !memcmp(digest, elf->digest, sizeof(digest));
 }
 
-/* Copy @size bytes from user address @addr, a chunk at a time. */
+/*
+ * Copy @size bytes from user address @addr, a chunk at a time, taking
+ * their digest on the way.
+ */
 static int sframe_elf_copy_in(u8 *data, unsigned long addr,
-			      unsigned long size)
+			      unsigned long size, u8 *digest)
 {
+	struct sha256_state sha;
 	unsigned long off, n;
 
+	sha256_init(&sha);
 	for (off = 0; off < size; off += n) {
 		n = min(size - off, SFRAME_ELF_CHUNK);
 		if (copy_from_user(data + off,
 				   (const void __user *)(addr + off), n))
 			return -EFAULT;
+		sha256_update(&sha, data + off, n);
 		cond_resched();
 	}
+	sha256_final(&sha, digest);
 	return 0;
 }
 
-/* Convert a validated copy for lookups of bounded work (sframe.h). */
-static int sframe_elf_convert(struct sframe_elf_copy *elf, size_t *size)
+/*
+ * Convert a validated section for lookups of bounded work (sframe.h):
+ * built in a buffer with room for every row's own rule, then copied into
+ * one of the size it takes, which is what the copy keeps.
+ */
+static int sframe_elf_convert(struct sframe_elf_copy *elf,
+			      const struct sframe_sec *sec, size_t *size)
 {
+	struct sframe_table *build;
+	size_t room;
 	int err;
 
-	err = sframe_table_size(&elf->sec, size);
+	err = sframe_table_size(sec, &room);
 	if (err)
 		return err;
-	elf->table = kvmalloc(*size, GFP_KERNEL_ACCOUNT);
-	if (!elf->table)
+	build = kvmalloc(room, GFP_KERNEL_ACCOUNT);
+	if (!build)
 		return -ENOMEM;
-	err = sframe_table_build(&elf->sec, elf->table, *size);
-	if (err) {
-		kvfree(elf->table);
-		elf->table = NULL;
+	err = sframe_table_build(sec, build, room);
+	if (err)
+		goto out;
+	*size = sframe_table_bytes(build);
+	elf->table = kvmalloc(*size, GFP_KERNEL_ACCOUNT);
+	if (!elf->table) {
+		err = -ENOMEM;
+		goto out;
 	}
+	sframe_table_copy(elf->table, build);
+out:
+	kvfree(build);
 	return err;
 }
 
 /*
  * Charge the copy and its table to the current user's locked memory,
- * both rounded up to pages: together they are what the registration
- * keeps.
+ * together rounded up to pages: they are what the registration keeps.
  */
 static int sframe_elf_charge(struct sframe_elf_copy *elf, size_t table_size)
 {
-	size_t bytes = size_add(struct_size(elf, data, elf->sec.size),
-				table_size);
+	size_t bytes = size_add(sizeof(*elf), table_size);
 	int err;
 
 	elf->pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
@@ -176,6 +207,31 @@ static int sframe_elf_charge(struct sframe_elf_copy *elf, size_t table_size)
 	return err;
 }
 
+/*
+ * Validate and convert the @size bytes at @addr into @elf, which keeps
+ * the header of the section, but not its bytes, and the table.
+ */
+static int sframe_elf_read(struct sframe_elf_copy *elf, unsigned long addr,
+			   unsigned long size, size_t *table_size)
+{
+	u8 *data;
+	int err;
+
+	data = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!data)
+		return -ENOMEM;
+	err = sframe_elf_copy_in(data, addr, size, elf->digest);
+	if (!err)
+		err = sframe_sec_init(&elf->sec, data, size, addr);
+	if (!err)
+		err = sframe_sec_validate(&elf->sec);
+	if (!err)
+		err = sframe_elf_convert(elf, &elf->sec, table_size);
+	kvfree(data);
+	elf->sec.data = NULL;
+	return err;
+}
+
 /* A new copy of the section at @addr, or an ERR_PTR. */
 static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 					       unsigned long size)
@@ -184,19 +240,11 @@ static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 	size_t table_size;
 	int err;
 
-	elf = kvzalloc(struct_size(elf, data, size), GFP_KERNEL_ACCOUNT);
+	elf = kzalloc(sizeof(*elf), GFP_KERNEL_ACCOUNT);
 	if (!elf)
 		return ERR_PTR(-ENOMEM);
 	INIT_HLIST_NODE(&elf->node);
-	err = sframe_elf_copy_in(elf->data, addr, size);
-	if (err)
-		goto free;
-	err = sframe_sec_init(&elf->sec, elf->data, size, addr);
-	if (!err)
-		err = sframe_sec_validate(&elf->sec);
-	if (err)
-		goto free;
-	err = sframe_elf_convert(elf, &table_size);
+	err = sframe_elf_read(elf, addr, size, &table_size);
 	if (err)
 		goto free;
 	err = sframe_elf_charge(elf, table_size);
@@ -207,7 +255,7 @@ static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 free_table:
 	kvfree(elf->table);
 free:
-	kvfree(elf);
+	kfree(elf);
 	return ERR_PTR(err);
 }
 
@@ -219,7 +267,8 @@ free:
  *	not in a file mapping.  @key->user must be current_user().
  *
  * With a key, a copy another process of the user made of the same file
- * and offset is taken, if its bytes are those at @addr; otherwise a new
+ * and offset is taken, if its bytes' digest is that of those at @addr;
+ * otherwise a new
  * copy is made and may be shared from then on.  The copy's sec.base is
  * where its maker had the section: lookups for this process are biased
  * by @addr less that.
@@ -258,7 +307,7 @@ static void sframe_elf_free_rcu(struct rcu_head *rcu)
 
 	free_uid(elf->user);
 	kvfree(elf->table);
-	kvfree(elf);
+	kfree(elf);
 }
 
 /**

@@ -10,6 +10,7 @@
 #ifndef _KERNEL_UNWIND_SFRAME_INTERNAL_H
 #define _KERNEL_UNWIND_SFRAME_INTERNAL_H
 
+#include <crypto/sha2.h>
 #include <linux/maple_tree.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -111,7 +112,8 @@ struct sframe_jit_reg {
  * @user: the user charged for the copy; copies are shared only between
  *	the processes of one user.
  *
- * A key only finds a candidate: sharing also needs the bytes to match.
+ * A key only finds a candidate: sharing also needs the bytes' digests to
+ * match.
  */
 struct sframe_elf_key {
 	const struct inode *inode;
@@ -123,15 +125,17 @@ struct sframe_elf_key {
  * struct sframe_elf_copy - a validated private copy of an ELF .sframe
  * @ref: one per index entry; processes mapping the same file and forked
  *	children share the copy.
- * @sec: the parsed header, pointing into @data; its base is where the
- *	section was in the process that made the copy.
+ * @sec: the parsed header; its base is where the section was in the
+ *	process that made the copy.  The bytes it pointed to are gone: its
+ *	data is NULL.
  * @table: the section converted for lookups (kvmalloc()ed).
  * @user: the user charged for @pages of locked memory.
- * @pages: the copy's and the table's size, in pages, rounded up.
+ * @pages: the table's size and this structure's, in pages, rounded up.
  * @key: where the section came from, if the copy can be shared.
  * @node: in the table of shareable copies while it can be found there.
  * @rcu: frees the copy after the NMI-context readers that may see it.
- * @data: the section's bytes.
+ * @digest: the SHA-256 digest of the section's bytes, which a process
+ *	sharing the copy must have.
  */
 struct sframe_elf_copy {
 	refcount_t ref;
@@ -142,7 +146,7 @@ struct sframe_elf_copy {
 	struct sframe_elf_key key;
 	struct hlist_node node;
 	struct rcu_head rcu;
-	u8 data[];
+	u8 digest[SHA256_DIGEST_SIZE];
 };
 
 /* sframe_mm.c: the index; writers hold the mmap lock for writing. */
