@@ -3,7 +3,8 @@
  * ELF section copies are charged to the user's locked memory, once per
  * copy: processes of one user that map the same section of the same
  * file, and forked children, share one copy; a copy of the file, or
- * another user, gets a copy of its own, charged again.
+ * another user, gets a copy of its own, charged again.  The charge is
+ * the table the copy is converted into, not the section's bytes.
  *
  * Each test runs with RLIMIT_MEMLOCK at 0, kernel.sframe_user_mlock_kb
  * at 0 and no CAP_IPC_LOCK, in this process and in what it execs: any
@@ -185,6 +186,131 @@ TEST_F(elf_charge, copies_are_not_shared_between_users)
 	if (ret == EXEC_FAILED)
 		SKIP(return, "user %d cannot run this program", NOBODY);
 	EXPECT_EQ(EXEC_NO_MEMORY, ret);
+}
+
+/*
+ * A version 2 section of @nr functions of one byte each, from the start
+ * of @c's text, each with one row of the same rule (CFA = SP + 8, the RA
+ * at CFA - 8), written at @sec, which has room for sec_bytes(@nr).
+ */
+#define SEC_FDE		20
+#define SEC_FRE		3
+
+static size_t sec_bytes(unsigned int nr)
+{
+	return 28 + (size_t)nr * (SEC_FDE + SEC_FRE);
+}
+
+static unsigned char *sec_put(unsigned char *p, unsigned long v, int bytes)
+{
+	while (bytes--) {
+		*p++ = v;
+		v >>= 8;
+	}
+	return p;
+}
+
+static void sec_fill(unsigned char *sec, const struct sframe_copy *c,
+		     unsigned int nr)
+{
+	unsigned char *p = sec;
+	unsigned int i;
+
+	p = sec_put(p, 0xdee2, 2);		/* magic */
+	p = sec_put(p, 2, 1);			/* version */
+	p = sec_put(p, 1, 1);			/* descriptors sorted */
+	p = sec_put(p, 3, 1);			/* AMD64, little-endian */
+	p = sec_put(p, 0, 1);			/* FP not fixed */
+	p = sec_put(p, 0xf8, 1);		/* RA at CFA - 8 */
+	p = sec_put(p, 0, 1);
+	p = sec_put(p, nr, 4);
+	p = sec_put(p, nr, 4);
+	p = sec_put(p, (unsigned long)nr * SEC_FRE, 4);
+	p = sec_put(p, 0, 4);
+	p = sec_put(p, (unsigned long)nr * SEC_FDE, 4);
+	for (i = 0; i < nr; i++) {
+		p = sec_put(p, c->text_start + i - (unsigned long)sec, 4);
+		p = sec_put(p, 1, 4);		/* one byte */
+		p = sec_put(p, i * SEC_FRE, 4);
+		p = sec_put(p, 1, 4);		/* one row */
+		p = sec_put(p, 0, 4);		/* 1-byte starts, padding */
+	}
+	for (i = 0; i < nr; i++) {
+		p = sec_put(p, 0, 1);		/* at the function's start */
+		p = sec_put(p, 0x03, 1);	/* SP-based, one 1-byte word */
+		p = sec_put(p, 8, 1);
+	}
+}
+
+/*
+ * The fewest pages of locked memory, up to the hard limit, with which the
+ * section at @sec registers, with what the user has locked already, or a
+ * negative errno.
+ */
+static long sec_min_limit(unsigned char *sec, unsigned int nr,
+			  const struct sframe_copy *c)
+{
+	unsigned long lo = 0, hi, top, mid;
+	struct rlimit rl;
+	int ret;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	hi = rl.rlim_max / 4096 + 1;
+	if (hi > 1UL << 20)
+		hi = 1UL << 20;
+	top = hi;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		ret = memlock_set(mid * 4096);
+		if (ret)
+			return ret;
+		ret = elf_register((unsigned long)sec, sec_bytes(nr),
+				   c->text_start, c->text_start + nr);
+		if (ret == -ENOMEM) {
+			lo = mid + 1;
+			continue;
+		}
+		if (!ret)
+			ret = range_unregister(c->text_start, c->text_start + nr);
+		if (ret)
+			return ret;
+		hi = mid;
+	}
+	return lo < top ? (long)lo : -ENOMEM;
+}
+
+/*
+ * The charge of a section copy is its table: a struct sframe_table_func
+ * and a start address per function, 20 bytes, and a struct
+ * sframe_table_row per row, 8, its rules kept once; not the section's
+ * bytes, 23 per function here.  2048 more functions of one row each, all
+ * of one rule, take 2048 * 28 bytes, 14 pages (one either way for the
+ * rounding of each charge), where the bytes would add 11.5 pages more.
+ */
+#define SEC_FUNCS	2048
+
+TEST_F(elf_charge, the_charge_is_the_table_not_the_bytes)
+{
+	long one, two, pages = SEC_FUNCS * (20 + 8) / 4096;
+	unsigned char *sec;
+	struct sframe_copy c;
+
+	if (sframe_copy_make(&self->me, &c, true))
+		SKIP(return, NO_SFRAME_COPY);
+	if (c.text_end - c.text_start < 2 * SEC_FUNCS)
+		SKIP(return, "text of %lu bytes", c.text_end - c.text_start);
+	sec = mmap(NULL, sec_bytes(2 * SEC_FUNCS), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sec);
+	sec_fill(sec, &c, SEC_FUNCS);
+	one = sec_min_limit(sec, SEC_FUNCS, &c);
+	ASSERT_LE(0, one) TH_LOG("%s", strerror(-one));
+	sec_fill(sec, &c, 2 * SEC_FUNCS);
+	two = sec_min_limit(sec, 2 * SEC_FUNCS, &c);
+	ASSERT_LE(0, two) TH_LOG("%s", strerror(-two));
+	EXPECT_LE(pages - 1, two - one) TH_LOG("%ld pages", two - one);
+	EXPECT_GE(pages + 1, two - one) TH_LOG("%ld pages", two - one);
 }
 
 /*
