@@ -25,9 +25,11 @@
  *	compact JIT registry sframe-run makes, as the version 1 one it
  *	falls back to, and as an SFrame version 2 section
  *	made of the same rows and registered with SFRAME_REGISTER_ELF (the
- *	kernel's copy of the section and the table it decodes it into, 20
- *	bytes per function and per row: Documentation/userspace-api/
- *	sframe.rst, "The table of an ELF section").
+ *	table the kernel decodes it into, which is what it keeps: 20 bytes
+ *	per function, 8 per row and 16 per distinct rule, plus its header
+ *	and the copy's, which "elf_total" rounds to pages with the table:
+ *	Documentation/userspace-api/sframe.rst, "The table of an ELF
+ *	section").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -354,8 +356,68 @@ static size_t sframe_row_bytes(const struct sframe_jit_row *r, uint32_t size)
 
 #define SFRAME_V2_HDR	28
 #define SFRAME_V2_FDE	20
-#define SFRAME_TAB_REC	20
-#define SFRAME_TAB_HDR	24
+#define SFRAME_TAB_FUNC	20
+#define SFRAME_TAB_ROW	8
+#define SFRAME_TAB_RULE	16
+/* struct sframe_table and struct sframe_elf_copy, at most */
+#define SFRAME_TAB_HDR	48
+#define SFRAME_ELF_COPY	256
+
+/*
+ * The rules the kernel keeps once each: what a row of the version 2
+ * section decodes into (the RA at the header's fixed offset).
+ */
+struct rule_set {
+	uint64_t *slot;		/* key + 1; 0 is empty */
+	size_t mask;
+	size_t nr;
+};
+
+static uint64_t rule_key(const struct sframe_jit_row *r)
+{
+	if (r->flags & SFRAME_JIT_ROW_RA_UNDEFINED)
+		return 1;
+	if (!(r->flags & SFRAME_JIT_ROW_FP_SAVED))
+		return 2 | (uint64_t)r->cfa_base << 8 |
+		       (uint64_t)(uint32_t)r->cfa_off << 16;
+	return 3 | (uint64_t)r->cfa_base << 8 |
+	       (uint64_t)(uint32_t)r->cfa_off << 16 |
+	       (uint64_t)(uint16_t)r->fp_off << 48;
+}
+
+/* Count @r in @set; 0, or -ENOMEM. */
+static int rule_add(struct rule_set *set, const struct sframe_jit_row *r)
+{
+	uint64_t key = rule_key(r), *old;
+	size_t i, n;
+
+	if (set->nr * 2 >= set->mask) {
+		old = set->slot;
+		n = old ? set->mask + 1 : 0;
+		set->mask = n ? 2 * n - 1 : 1023;
+		set->slot = calloc(set->mask + 1, sizeof(*set->slot));
+		if (!set->slot)
+			return -ENOMEM;
+		for (i = 0; old && i < n; i++) {
+			size_t j = old[i] * 0x9e3779b97f4a7c15ULL >> 20;
+
+			while (old[i] && set->slot[j & set->mask])
+				j++;
+			if (old[i])
+				set->slot[j & set->mask] = old[i];
+		}
+		free(old);
+	}
+	for (i = key * 0x9e3779b97f4a7c15ULL >> 20;; i++) {
+		if (set->slot[i & set->mask] == key)
+			return 0;
+		if (!set->slot[i & set->mask]) {
+			set->slot[i & set->mask] = key;
+			set->nr++;
+			return 0;
+		}
+	}
+}
 
 static size_t pages(size_t bytes)
 {
@@ -369,6 +431,7 @@ static int sizes_one(const char *path)
 	struct sframe_jit_cfi *cfi;
 	struct sframe_jit_func f;
 	size_t size, sec = SFRAME_V2_HDR, tab, jit, compact = 0;
+	struct rule_set rules = { 0 };
 	uint32_t i, r;
 	void *img = map_file(path, &size);
 	int n;
@@ -383,20 +446,28 @@ static int sizes_one(const char *path)
 	for (i = 0; i < (uint32_t)n; i++) {
 		sframe_jit_cfi_func(cfi, i, &f, &rows);
 		sec += SFRAME_V2_FDE;
-		for (r = 0; r < f.nr_rows; r++)
+		for (r = 0; r < f.nr_rows; r++) {
 			sec += sframe_row_bytes(&rows[r], f.size);
+			if (rule_add(&rules, &rows[r])) {
+				sframe_jit_cfi_free(cfi);
+				free(rules.slot);
+				return -ENOMEM;
+			}
+		}
 	}
+	free(rules.slot);
 	if (n && table_compact(cfi, &compact))
 		compact = 0;
 	sframe_jit_cfi_free(cfi);
-	tab = SFRAME_TAB_HDR + SFRAME_TAB_REC * (st.nr_converted + st.nr_rows);
+	tab = SFRAME_TAB_HDR + SFRAME_TAB_FUNC * st.nr_converted +
+	      SFRAME_TAB_ROW * st.nr_rows + SFRAME_TAB_RULE * rules.nr;
 	jit = registry_size(st.nr_converted, st.nr_shared_rows,
 			    SFRAME_JIT_F_SHARE_ROWS);
-	printf("%-40s %8llu %9llu %9llu %10zu %10zu %10zu %10zu %10zu\n", path,
-	       (unsigned long long)st.nr_converted,
+	printf("%-40s %8llu %9llu %9llu %7zu %10zu %10zu %10zu %10zu %10zu\n",
+	       path, (unsigned long long)st.nr_converted,
 	       (unsigned long long)st.nr_rows,
-	       (unsigned long long)st.nr_shared_rows, compact, jit, sec, tab,
-	       pages(sec) + pages(tab));
+	       (unsigned long long)st.nr_shared_rows, rules.nr, compact, jit,
+	       sec, tab, pages(SFRAME_ELF_COPY + tab));
 	return 0;
 }
 
@@ -404,9 +475,9 @@ static int sizes(char **files, int nr)
 {
 	int i, err;
 
-	printf("%-40s %8s %9s %9s %10s %10s %10s %10s %10s\n", "object",
-	       "funcs", "rows", "shared", "compact", "jit_v1", "sframe_v2",
-	       "elf_table", "elf_total");
+	printf("%-40s %8s %9s %9s %7s %10s %10s %10s %10s %10s\n", "object",
+	       "funcs", "rows", "shared", "rules", "compact", "jit_v1",
+	       "sframe_v2", "elf_table", "elf_total");
 	for (i = 0; i < nr; i++) {
 		err = sizes_one(files[i]);
 		if (err) {
