@@ -188,6 +188,76 @@ TEST_F(elf_charge, copies_are_not_shared_between_users)
 	EXPECT_EQ(EXEC_NO_MEMORY, ret);
 }
 
+/* The offset in its file of the byte at @addr, from /proc/self/maps. */
+static int file_pos(unsigned long addr, unsigned long *pos)
+{
+	unsigned long lo, hi, off;
+	char line[512];
+	FILE *f;
+	int ret = -ENOENT;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &off) == 3 &&
+		    lo <= addr && addr < hi) {
+			*pos = off + (addr - lo);
+			ret = 0;
+		}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * The executable's section, mapped from its file at the place of @c's
+ * copy, privately and writable: a registration of it has the key of
+ * binfmt_elf's.
+ */
+static int map_file_section(const struct self_sframe *me,
+			    struct sframe_copy *c)
+{
+	unsigned long lo = page_down((unsigned long)c->sframe);
+	unsigned long hi = page_up((unsigned long)c->sframe + c->sframe_size);
+	unsigned long pos;
+	void *p;
+	int fd, ret;
+
+	ret = file_pos(me->sframe_start, &pos);
+	if (ret)
+		return ret;
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	p = mmap((void *)lo, hi - lo, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED, fd,
+		 pos - ((unsigned long)c->sframe - lo));
+	ret = p == MAP_FAILED ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/*
+ * The same file's section with the same bytes shares the copy made at
+ * exec, and is charged nothing; one byte changed, it gets a copy of its
+ * own, charged, and refused.
+ */
+TEST_F(elf_charge, a_changed_byte_is_not_shared)
+{
+	struct sframe_copy c;
+	int ret;
+
+	if (sframe_copy_make(&self->me, &c, true))
+		SKIP(return, NO_SFRAME_COPY);
+	ret = map_file_section(&self->me, &c);
+	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
+	EXPECT_EQ(0, copy_elf_register(&c));
+	EXPECT_EQ(0, range_unregister(c.text_start, c.text_end));
+	c.sframe[c.sframe_size - 1] ^= 1;
+	EXPECT_EQ(-ENOMEM, copy_elf_register(&c));
+	EXPECT_FALSE(range_is_registered(c.text_start, c.text_end));
+}
+
 /*
  * A version 2 section of @nr functions of one byte each, from the start
  * of @c's text, each with one row of the same rule (CFA = SP + 8, the RA
