@@ -27,6 +27,7 @@ struct sframe_jit_cfi {
 	struct sframe_jit__func *funcs;
 	uint32_t nr_funcs;
 	uint32_t funcs_cap;
+	bool funcs_big;
 	struct sframe_jit__rows rows;
 	uint64_t nr_func_rows;
 	uint64_t nr_fdes;
@@ -55,18 +56,6 @@ struct convert {
 	unsigned int how;
 };
 
-/**
- * sframe_jit__rows_grow() - make room for one more row
- * @r: the rows.
- *
- * Return: 0, -ENOMEM or -E2BIG.
- */
-int sframe_jit__rows_grow(struct sframe_jit__rows *r)
-{
-	return sframe_jit__grow((void **)&r->rows, &r->cap, r->nr,
-				sizeof(*r->rows));
-}
-
 /*
  * The function of an FDE whose rows start at @first, which are interned
  * (and dropped if an equal sequence came before): its first_row is the
@@ -80,8 +69,9 @@ static int func_push(struct convert *c, const struct sframe_jit__fde *fde,
 	int64_t seq;
 	int err;
 
-	err = sframe_jit__grow((void **)&cfi->funcs, &cfi->funcs_cap,
-			       cfi->nr_funcs, sizeof(*cfi->funcs));
+	err = sframe_jit__buf_grow((void **)&cfi->funcs, &cfi->funcs_cap,
+				   cfi->nr_funcs, sizeof(*cfi->funcs),
+				   &cfi->funcs_big);
 	if (err)
 		return err;
 	seq = sframe_jit__share_seq(c->share, &cfi->rows, first);
@@ -104,12 +94,18 @@ static int func_push(struct convert *c, const struct sframe_jit__fde *fde,
  */
 static int rows_reserve(struct sframe_jit__rows *r, uint32_t nr)
 {
-	uint32_t cap = nr < UINT32_MAX / 8 ? nr * 8 : UINT32_MAX / 2;
+	return sframe_jit__rows_reserve(r, nr < UINT32_MAX / 8 ? nr * 8 :
+							       UINT32_MAX / 2);
+}
 
-	r->rows = malloc((size_t)(cap ?: 1) * sizeof(*r->rows));
-	if (!r->rows)
+/* Room for a function per FDE, at once. */
+static int funcs_reserve(struct sframe_jit_cfi *cfi, uint32_t nr)
+{
+	cfi->funcs = sframe_jit__buf_alloc((size_t)nr * sizeof(*cfi->funcs),
+					   &cfi->funcs_big);
+	if (!cfi->funcs)
 		return -ENOMEM;
-	r->cap = cap ?: 1;
+	cfi->funcs_cap = nr;
 	return 0;
 }
 
@@ -318,9 +314,11 @@ static int fdes_convert(struct convert *c, struct sframe_jit__eh_frame *eh)
 	if (err)
 		goto out_cfa;
 	err = rows_reserve(&c->cfi->rows, nr);
+	if (!err)
+		err = funcs_reserve(c->cfi, nr);
 	if (err)
 		goto out_cfa;
-	if (!fdes_sorted(fdes, nr) && sframe_jit__fdes_sort(&eh->fdes, nr))
+	if (!fdes_sorted(fdes, nr) && sframe_jit__fdes_sort(eh))
 		qsort(fdes, nr, sizeof(*fdes), fde_cmp);
 	fdes = eh->fdes;
 	overlaps_mark(fdes, nr);
@@ -340,18 +338,13 @@ out_cfa:
 static int cfi_share(struct convert *c)
 {
 	struct sframe_jit__rows *r = &c->cfi->rows;
-	struct sframe_jit_row *rows;
 	int err;
 
 	err = sframe_jit__share_place(c->share, r, c->cfi->funcs,
 				      c->cfi->nr_funcs);
 	if (err)
 		return err;
-	rows = realloc(r->rows, (size_t)(r->nr ?: 1) * sizeof(*r->rows));
-	if (rows) {
-		r->rows = rows;
-		r->cap = r->nr ?: 1;
-	}
+	sframe_jit__rows_trim(r);
 	return 0;
 }
 
@@ -450,8 +443,10 @@ void sframe_jit_cfi_free(struct sframe_jit_cfi *cfi)
 {
 	if (!cfi)
 		return;
-	free(cfi->funcs);
-	free(cfi->rows.rows);
+	sframe_jit__buf_free(cfi->funcs,
+			     (size_t)cfi->funcs_cap * sizeof(*cfi->funcs),
+			     cfi->funcs_big);
+	sframe_jit__rows_free(&cfi->rows);
 	free(cfi->outcomes);
 	sframe_jit__row_rules_free(&cfi->rules);
 	free(cfi);

@@ -51,7 +51,11 @@ struct fde_walk {
 	struct sframe_jit__fde *fdes;
 	uint32_t nr_fdes;
 	uint32_t fdes_cap;
+	bool fdes_big;
 };
+
+/* The fewest bytes of an FDE with 4-byte addresses, as compilers write. */
+#define FDE_MIN_SIZE	16
 
 /*
  * The encoding of the FDEs' addresses, from the CIE's augmentation: its
@@ -194,8 +198,8 @@ static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
 	uint64_t lo, len;
 	int err;
 
-	err = sframe_jit__grow((void **)&w->fdes, &w->fdes_cap, w->nr_fdes,
-			       sizeof(*f));
+	err = sframe_jit__buf_grow((void **)&w->fdes, &w->fdes_cap,
+				   w->nr_fdes, sizeof(*f), &w->fdes_big);
 	if (err)
 		return err;
 	f = &w->fdes[w->nr_fdes++];
@@ -216,6 +220,32 @@ static int fde_add(struct fde_walk *w, const Dwarf_FDE *fde)
 	f->malformed = false;
 	fde_insns(f, p, fde->end, &w->cies[idx], idx);
 	return 0;
+}
+
+/*
+ * Room for as many FDEs as a section of @size bytes holds at most, as
+ * compilers write them: an object's FDEs are reserved at once, in a
+ * mapping if that is large (bigbuf.c), and the room never written costs
+ * nothing.  Smaller entries make the array grow.
+ */
+static int fdes_reserve(struct fde_walk *w, size_t size)
+{
+	size_t n = size / FDE_MIN_SIZE + 1;
+
+	if (n > UINT32_MAX / 2 ||
+	    n * sizeof(*w->fdes) < SFRAME_JIT__BIG_MIN)
+		return 0;
+	w->fdes = sframe_jit__buf_alloc(n * sizeof(*w->fdes), &w->fdes_big);
+	if (!w->fdes)
+		return -ENOMEM;
+	w->fdes_cap = n;
+	return 0;
+}
+
+static void fdes_free(struct fde_walk *w)
+{
+	sframe_jit__buf_free(w->fdes, (size_t)w->fdes_cap * sizeof(*w->fdes),
+			     w->fdes_big);
 }
 
 /* The walk of either section into @eh. */
@@ -239,10 +269,11 @@ static int frame_read(const void *buf, size_t size, uint64_t addr,
 	};
 	Dwarf_Off off = 0, next;
 	Dwarf_CFI_Entry e;
-	int ret, err = 0;
+	int ret, err;
 
 	if (!dw)
 		return -ELIBACC;
+	err = fdes_reserve(&w, size);
 	while (!err) {
 		next = (Dwarf_Off)-1;
 		ret = dw->next_cfi(ident, &data, !debug_frame, off, &next, &e);
@@ -262,7 +293,7 @@ static int frame_read(const void *buf, size_t size, uint64_t addr,
 	free(w.infos);
 	if (err) {
 		free(w.cies);
-		free(w.fdes);
+		fdes_free(&w);
 		return err;
 	}
 	*eh = (struct sframe_jit__eh_frame) {
@@ -272,6 +303,8 @@ static int frame_read(const void *buf, size_t size, uint64_t addr,
 		.nr_cies	= w.nr_cies,
 		.fdes		= w.fdes,
 		.nr_fdes	= w.nr_fdes,
+		.fdes_cap	= w.fdes_cap,
+		.fdes_big	= w.fdes_big,
 	};
 	return 0;
 }
@@ -324,7 +357,9 @@ int sframe_jit__debug_frame_read(const void *buf, size_t size,
 void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh)
 {
 	free(eh->cies);
-	free(eh->fdes);
+	sframe_jit__buf_free(eh->fdes,
+			     (size_t)eh->fdes_cap * sizeof(*eh->fdes),
+			     eh->fdes_big);
 	eh->cies = NULL;
 	eh->fdes = NULL;
 }
@@ -355,8 +390,19 @@ int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 	err = sframe_jit__eh_frame_read(buf, size, addr, &eh);
 	if (err)
 		return err;
-	free(eh.cies);
 	*fdesp = eh.fdes;
 	*nr_fdesp = eh.nr_fdes;
-	return 0;
+	if (eh.fdes_big) {
+		/* A section of megabytes, from a JIT: rare, and copied. */
+		*fdesp = malloc((size_t)(eh.nr_fdes ?: 1) * sizeof(*eh.fdes));
+		if (*fdesp)
+			memcpy(*fdesp, eh.fdes,
+			       (size_t)eh.nr_fdes * sizeof(*eh.fdes));
+		else
+			err = -ENOMEM;
+	} else {
+		eh.fdes = NULL;
+	}
+	sframe_jit__eh_frame_free(&eh);
+	return err;
 }

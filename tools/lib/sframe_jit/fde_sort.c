@@ -70,19 +70,20 @@ static void ties_order(struct sframe_jit__fde *f, uint32_t n)
 
 /**
  * sframe_jit__fdes_sort() - order FDEs by start, then end
- * @fdesp: the FDEs, a malloc()ed array; replaced by the sorted one, and
- *	freed.
- * @nr: their number.
+ * @eh: the entries; their FDEs are replaced by a sorted array, and the
+ *	old one freed.  Arrays of megabytes are mapped (bigbuf.c).
  *
  * Return: 0, or -ENOMEM with the FDEs unchanged.
  */
-int sframe_jit__fdes_sort(struct sframe_jit__fde **fdesp, uint32_t nr)
+int sframe_jit__fdes_sort(struct sframe_jit__eh_frame *eh)
 {
-	struct sframe_jit__fde *fdes = *fdesp, *out;
+	struct sframe_jit__fde *fdes = eh->fdes, *out;
+	uint32_t i, nr = eh->nr_fdes, cap = nr ?: 1;
+	size_t keys_bytes = 2 * (size_t)cap * sizeof(struct key);
 	uint64_t lo = UINT64_MAX, hi = 0;
-	struct key *a, *b, *t;
+	struct key *a, *b, *keys, *t;
 	unsigned int shift, bits;
-	uint32_t i;
+	bool keys_big, out_big;
 
 	for (i = 0; i < nr; i++) {
 		if (fdes[i].lo < lo)
@@ -90,13 +91,14 @@ int sframe_jit__fdes_sort(struct sframe_jit__fde **fdesp, uint32_t nr)
 		if (fdes[i].lo > hi)
 			hi = fdes[i].lo;
 	}
-	a = malloc(2 * (size_t)(nr ?: 1) * sizeof(*a));
-	out = malloc((size_t)(nr ?: 1) * sizeof(*out));
-	if (!a || !out) {
-		free(a);
-		free(out);
+	keys = sframe_jit__buf_alloc(keys_bytes, &keys_big);
+	out = sframe_jit__buf_alloc((size_t)cap * sizeof(*out), &out_big);
+	if (!keys || !out) {
+		sframe_jit__buf_free(keys, keys_bytes, keys_big);
+		sframe_jit__buf_free(out, (size_t)cap * sizeof(*out), out_big);
 		return -ENOMEM;
 	}
+	a = keys;
 	b = a + nr;
 	for (i = 0; i < nr; i++)
 		a[i] = (struct key) { .off = fdes[i].lo - lo, .idx = i };
@@ -110,8 +112,11 @@ int sframe_jit__fdes_sort(struct sframe_jit__fde **fdesp, uint32_t nr)
 	for (i = 0; i < nr; i++)
 		out[i] = fdes[a[i].idx];
 	ties_order(out, nr);
-	free(a < b ? a : b);
-	free(fdes);
-	*fdesp = out;
+	sframe_jit__buf_free(keys, keys_bytes, keys_big);
+	sframe_jit__buf_free(fdes, (size_t)eh->fdes_cap * sizeof(*fdes),
+			     eh->fdes_big);
+	eh->fdes = out;
+	eh->fdes_cap = cap;
+	eh->fdes_big = out_big;
 	return 0;
 }

@@ -461,6 +461,8 @@ struct sframe_jit__fde {
  * @nr_cies: their number.
  * @fdes: its FDEs, in section order until cfi.c sorts them.
  * @nr_fdes: their number.
+ * @fdes_cap: the room at @fdes.
+ * @fdes_big: @fdes is mapped (sframe_jit__buf_alloc()).
  */
 struct sframe_jit__eh_frame {
 	const uint8_t *buf;
@@ -469,6 +471,8 @@ struct sframe_jit__eh_frame {
 	uint32_t nr_cies;
 	struct sframe_jit__fde *fdes;
 	uint32_t nr_fdes;
+	uint32_t fdes_cap;
+	bool fdes_big;
 };
 
 int sframe_jit__eh_frame_read(const void *buf, size_t size, uint64_t addr,
@@ -479,21 +483,41 @@ void sframe_jit__eh_frame_free(struct sframe_jit__eh_frame *eh);
 int sframe_jit__eh_frame_fdes(const void *buf, size_t size, uint64_t addr,
 			      struct sframe_jit__fde **fdesp,
 			      uint32_t *nr_fdesp);
-int sframe_jit__fdes_sort(struct sframe_jit__fde **fdesp, uint32_t nr);
+int sframe_jit__fdes_sort(struct sframe_jit__eh_frame *eh);
+
+/*
+ * Large arrays of a conversion, in mappings of their own with huge pages
+ * where the kernel gives them; bigbuf.c.  Below SFRAME_JIT__BIG_MIN
+ * bytes, malloc().
+ */
+#define SFRAME_JIT__BIG_MIN	(2UL << 20)
+void *sframe_jit__big_alloc(size_t bytes);
+void *sframe_jit__big_resize(void *p, size_t old_bytes, size_t new_bytes);
+void sframe_jit__big_free(void *p, size_t bytes);
+void *sframe_jit__buf_alloc(size_t bytes, bool *big);
+void sframe_jit__buf_free(void *p, size_t bytes, bool big);
+int sframe_jit__buf_grow(void **arr, uint32_t *cap, uint32_t nr,
+			 size_t elem, bool *big);
 
 /**
  * struct sframe_jit__rows - a growing array of rows
  * @rows: the rows.
  * @nr: their number.
  * @cap: room at @rows.
+ * @big: @rows is from sframe_jit__big_alloc(), of @cap rows; otherwise
+ *	from malloc().
  */
 struct sframe_jit__rows {
 	struct sframe_jit_row *rows;
 	uint32_t nr;
 	uint32_t cap;
+	bool big;
 };
 
 int sframe_jit__rows_grow(struct sframe_jit__rows *r);
+int sframe_jit__rows_reserve(struct sframe_jit__rows *r, uint32_t cap);
+void sframe_jit__rows_trim(struct sframe_jit__rows *r);
+void sframe_jit__rows_free(struct sframe_jit__rows *r);
 
 static inline bool sframe_jit__same_rules(const struct sframe_jit_row *a,
 					  const struct sframe_jit_row *b)
