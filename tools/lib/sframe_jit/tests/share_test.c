@@ -282,3 +282,92 @@ TEST(shared_import_of_libc_reads_back_every_function, T_MEM)
 	sframe_jit_cfi_free(cfi);
 	free(img);
 }
+
+/*
+ * A function of @size over rows [@first, @first + @nr) of @rows, added
+ * to a registry of each kind that shares rows; both must answer alike,
+ * and one that refuses must hold nothing.
+ */
+static int window_add(const struct sframe_jit_row *rows, uint32_t nr_rows,
+		      uint32_t first, uint32_t nr, uint32_t size)
+{
+	uint64_t base = arena(0x1000);
+	struct sframe_jit__func fn = {
+		.start = base, .size = size, .first_row = first, .nr_rows = nr,
+	};
+	SFRAME_JIT_OPTS(sframe_jit_opts, compact, .fde_capacity = 4,
+			.fre_capacity = nr_rows, .rule_capacity = nr_rows,
+			.flags = SFRAME_JIT_F_COMPACT_RECORDS |
+				 SFRAME_JIT_F_SHARE_ROWS);
+	struct test_backend tb;
+	struct sframe_jit *reg;
+	int ret[2], k;
+
+	for (k = 0; k < 2; k++) {
+		if (k) {
+			test_backend_init(&tb);
+			reg = reg_new(&tb, base, base + 0x1000, &compact);
+		} else {
+			reg = shared_reg(&tb, base, 4, nr_rows);
+		}
+		ret[k] = sframe_jit__add_shared(reg, &fn, 1, rows, nr_rows);
+		if (ret[k] < 0)
+			EXPECT_EQ(sframe_jit_find(reg, base, NULL, NULL, 0),
+				  -ENOENT);
+		sframe_jit_destroy(reg);
+		test_backend_release(&tb);
+	}
+	EXPECT_EQ(ret[0], ret[1]);
+	return ret[0];
+}
+
+/*
+ * The rows a registry shares are checked once for all the functions
+ * that read them: each function's window must still be what the kernel
+ * accepts, and only the window counts.
+ */
+TEST(shared_add_checks_each_functions_window, T_MEM)
+{
+	struct sframe_jit_row rows[130] = {
+		SP(0, 8), SP(1, 16), SP(9, 8), SP(0, 8), SP(4, 16),
+	};
+	uint32_t i;
+
+	EXPECT_EQ(window_add(rows, 5, 0, 3, 32), 1);
+	EXPECT_EQ(window_add(rows, 5, 3, 2, 32), 1);
+	EXPECT_EQ(window_add(rows, 5, 0, 3, 10), 1);
+	/* The last row at the function's end; no row; not from 0. */
+	EXPECT_EQ(window_add(rows, 5, 0, 3, 9), -EINVAL);
+	EXPECT_EQ(window_add(rows, 5, 0, 0, 32), -EINVAL);
+	EXPECT_EQ(window_add(rows, 5, 1, 2, 32), -EINVAL);
+	/* Into the next sequence, whose first row starts at 0 again. */
+	EXPECT_EQ(window_add(rows, 5, 0, 4, 32), -EINVAL);
+
+	/* An unsound row fails the windows it is in, and no other. */
+	rows[4].cfa_base = 7;
+	EXPECT_EQ(window_add(rows, 5, 3, 2, 32), -EINVAL);
+	EXPECT_EQ(window_add(rows, 5, 3, 1, 32), 1);
+	rows[4].cfa_base = SFRAME_JIT_ROW_CFA_SP;
+	rows[1].flags = 0x80;
+	EXPECT_EQ(window_add(rows, 5, 0, 3, 32), -EINVAL);
+	EXPECT_EQ(window_add(rows, 5, 0, 1, 32), 1);
+	rows[1].flags = 0;
+	rows[3].cfa_base = 9;
+	EXPECT_EQ(window_add(rows, 5, 3, 1, 32), -EINVAL);
+
+	/* Rows out of order, at the edges of 64-row words. */
+	for (i = 0; i < 130; i++)
+		rows[i] = (struct sframe_jit_row)SP(i, 8);
+	EXPECT_EQ(window_add(rows, 130, 0, 130, 200), 1);
+	rows[64].start_off = 63;
+	EXPECT_EQ(window_add(rows, 130, 0, 64, 200), 1);
+	EXPECT_EQ(window_add(rows, 130, 0, 65, 200), -EINVAL);
+	rows[64].start_off = 64;
+	rows[127].start_off = 126;
+	EXPECT_EQ(window_add(rows, 130, 0, 127, 200), 1);
+	EXPECT_EQ(window_add(rows, 130, 0, 128, 200), -EINVAL);
+	rows[127].start_off = 127;
+	rows[129].start_off = 129 + 100;
+	EXPECT_EQ(window_add(rows, 130, 0, 130, 200), -EINVAL);
+	EXPECT_EQ(window_add(rows, 130, 0, 130, 230), 1);
+}
