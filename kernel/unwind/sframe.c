@@ -1205,10 +1205,78 @@ static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
 }
 
 /*
+ * Compact registries (SFRAME_JIT_F_COMPACT).  The descriptor search is
+ * that of version 1 step for step, with function starts as offsets into
+ * the code range; one row search serves both kinds, and a compact row's
+ * rule is read from the rule area by its index.
+ */
+static const struct sframe_jit_cfde *
+sframe_jit_cfdes(const struct sframe_jit_view *v)
+{
+	return (const struct sframe_jit_cfde *)((const u8 *)v->base + v->fde_off);
+}
+
+static const struct sframe_jit_cfre *
+sframe_jit_cfres(const struct sframe_jit_view *v)
+{
+	return (const struct sframe_jit_cfre *)((const u8 *)v->base + v->fre_off);
+}
+
+/* The rule at @index, checked against the capacity the kernel keeps. */
+static enum sframe_find_result
+sframe_jit_rule_get(const struct sframe_jit_view *v, u32 index,
+		    struct sframe_row *row)
+{
+	const struct sframe_jit_rule *rule;
+	struct sframe_jit_rule r;
+
+	if (index >= v->rule_cap)
+		return SFRAME_FIND_MALFORMED;
+	rule = (const struct sframe_jit_rule *)((const u8 *)v->base +
+						v->rule_off) + index;
+	r = (struct sframe_jit_rule){
+		.cfa_off = READ_ONCE(rule->cfa_off),
+		.ra_off = READ_ONCE(rule->ra_off),
+		.fp_off = READ_ONCE(rule->fp_off),
+		.cfa_base = READ_ONCE(rule->cfa_base),
+		.flags = READ_ONCE(rule->flags),
+		.reserved = READ_ONCE(rule->reserved),
+	};
+	return sframe_jit_decode(&r, row);
+}
+
+/*
+ * The start of row @i of @rows, a compact registry's rows or version
+ * 1's: a u16 or a u32.  The row search below is inline, and each caller
+ * passes a constant @compact, so that each kind gets a search of its
+ * own with no test of the kind in its steps.
+ */
+static __always_inline u32 sframe_jit_row_start(const void *rows, bool compact,
+						u32 i)
+{
+	if (compact)
+		return READ_ONCE(((const struct sframe_jit_cfre *)rows)[i].start_off);
+	return READ_ONCE(((const struct sframe_jit_fre *)rows)[i].start_off);
+}
+
+/* Row @i's rule: its own in version 1, by its index when compact. */
+static __always_inline enum sframe_find_result
+sframe_jit_row_rule(const struct sframe_jit_view *v, const void *rows,
+		    bool compact, u32 i, struct sframe_row *row)
+{
+	const struct sframe_jit_cfre *cfre = rows;
+
+	if (compact)
+		return sframe_jit_rule_get(v, READ_ONCE(cfre[i].rule), row);
+	return sframe_jit_row((const struct sframe_jit_fre *)rows + i, row);
+}
+
+/*
  * The row of a function's @count rows, from @first on, that applies at
  * @target bytes into it (or into its repeat block): rows are fixed-size,
  * so a binary search, which checks that the first row starts at 0 and
- * that the rows it probes increase strictly and stay below @limit.
+ * that the rows it probes increase strictly and stay below @limit.  The
+ * caller has checked that the rows lie inside the row area.
  *
  * The search probes the row it picks and the one after it, but not
  * always the one before: rows (0, 20, 4) would give the row at 4 for
@@ -1217,29 +1285,32 @@ static enum sframe_find_result sframe_jit_row(const struct sframe_jit_fre *fre,
  * neighbours agree on; disorder elsewhere among the rows goes unseen,
  * as a lookup reads O(log n) of them.
  */
-static enum sframe_find_result
-sframe_jit_rows(const struct sframe_jit_view *v, u32 first, u32 count,
-		u32 target, u32 limit, struct sframe_row *row)
+static __always_inline enum sframe_find_result
+sframe_jit_rows(const struct sframe_jit_view *v, bool compact, u32 first,
+		u32 count, u32 target, u32 limit, struct sframe_row *row)
 {
-	const struct sframe_jit_fre *fres = sframe_jit_fres(v) + first;
+	const void *rows = compact ? (const void *)(sframe_jit_cfres(v) + first) :
+				     (const void *)(sframe_jit_fres(v) + first);
 	struct sframe_search s = {
 		.lo = 1, .hi = count, .lo_key = 0, .hi_key = limit,
 		.strict = true,
 	};
 	u32 mid;
 
-	if (READ_ONCE(fres[0].start_off))
+	if (sframe_jit_row_start(rows, compact, 0))
 		return SFRAME_FIND_MALFORMED;
 	while (s.lo < s.hi) {
 		mid = sframe_search_mid(&s);
-		if (!sframe_search_step(&s, mid, READ_ONCE(fres[mid].start_off),
+		if (!sframe_search_step(&s, mid,
+					sframe_jit_row_start(rows, compact, mid),
 					target))
 			return SFRAME_FIND_MALFORMED;
 	}
 	/* Row 0 starts at 0, below any row 1 the search accepted. */
-	if (s.lo >= 3 && READ_ONCE(fres[s.lo - 2].start_off) >= s.lo_key)
+	if (s.lo >= 3 &&
+	    sframe_jit_row_start(rows, compact, s.lo - 2) >= s.lo_key)
 		return SFRAME_FIND_MALFORMED;
-	return sframe_jit_row(&fres[s.lo - 1], row);
+	return sframe_jit_row_rule(v, rows, compact, s.lo - 1, row);
 }
 
 /*
@@ -1325,72 +1396,7 @@ sframe_jit_lookup(const struct sframe_jit_view *v, u32 count,
 	}
 	if (!nr || first > v->fre_cap || nr > v->fre_cap - first)
 		return SFRAME_FIND_MALFORMED;
-	return sframe_jit_rows(v, first, nr, target, limit, row);
-}
-
-/*
- * Compact registries (SFRAME_JIT_F_COMPACT).  The lookup is that of
- * version 1 step for step, with function starts as offsets into the code
- * range and each row's rule read from the rule area by its index.
- */
-static const struct sframe_jit_cfde *
-sframe_jit_cfdes(const struct sframe_jit_view *v)
-{
-	return (const struct sframe_jit_cfde *)((const u8 *)v->base + v->fde_off);
-}
-
-static const struct sframe_jit_cfre *
-sframe_jit_cfres(const struct sframe_jit_view *v)
-{
-	return (const struct sframe_jit_cfre *)((const u8 *)v->base + v->fre_off);
-}
-
-/* The rule at @index, checked against the capacity the kernel keeps. */
-static enum sframe_find_result
-sframe_jit_rule_get(const struct sframe_jit_view *v, u32 index,
-		    struct sframe_row *row)
-{
-	const struct sframe_jit_rule *rule;
-	struct sframe_jit_rule r;
-
-	if (index >= v->rule_cap)
-		return SFRAME_FIND_MALFORMED;
-	rule = (const struct sframe_jit_rule *)((const u8 *)v->base +
-						v->rule_off) + index;
-	r = (struct sframe_jit_rule){
-		.cfa_off = READ_ONCE(rule->cfa_off),
-		.ra_off = READ_ONCE(rule->ra_off),
-		.fp_off = READ_ONCE(rule->fp_off),
-		.cfa_base = READ_ONCE(rule->cfa_base),
-		.flags = READ_ONCE(rule->flags),
-		.reserved = READ_ONCE(rule->reserved),
-	};
-	return sframe_jit_decode(&r, row);
-}
-
-/* As sframe_jit_rows(), on compact rows. */
-static enum sframe_find_result
-sframe_jit_crows(const struct sframe_jit_view *v, u32 first, u32 count,
-		 u32 target, u32 limit, struct sframe_row *row)
-{
-	const struct sframe_jit_cfre *fres = sframe_jit_cfres(v) + first;
-	struct sframe_search s = {
-		.lo = 1, .hi = count, .lo_key = 0, .hi_key = limit,
-		.strict = true,
-	};
-	u32 mid;
-
-	if (READ_ONCE(fres[0].start_off))
-		return SFRAME_FIND_MALFORMED;
-	while (s.lo < s.hi) {
-		mid = sframe_search_mid(&s);
-		if (!sframe_search_step(&s, mid, READ_ONCE(fres[mid].start_off),
-					target))
-			return SFRAME_FIND_MALFORMED;
-	}
-	if (s.lo >= 3 && READ_ONCE(fres[s.lo - 2].start_off) >= s.lo_key)
-		return SFRAME_FIND_MALFORMED;
-	return sframe_jit_rule_get(v, READ_ONCE(fres[s.lo - 1].rule), row);
+	return sframe_jit_rows(v, false, first, nr, target, limit, row);
 }
 
 /* As sframe_jit_prev_fits(), with @start an offset into the range. */
@@ -1437,7 +1443,7 @@ sframe_jit_cfde_find(const struct sframe_jit_view *v,
 	}
 	if (!nr || first > v->fre_cap || nr > v->fre_cap - first)
 		return SFRAME_FIND_MALFORMED;
-	return sframe_jit_crows(v, first, nr, target, limit, row);
+	return sframe_jit_rows(v, true, first, nr, target, limit, row);
 }
 
 /* As sframe_jit_lookup(), in a compact registry. */
