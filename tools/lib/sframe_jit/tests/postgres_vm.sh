@@ -50,53 +50,8 @@ to="PostgresMain and main"
 # comes with no frame at all is one of them whose stack did not unwind
 # (perf's DWARF unwinder gives up on code no file holds, leaf included).
 reach() {
-	awk -v path="$tmp/$1.path" '
-	function sym(line,    s) {
-		s = line
-		sub(/^[ \t]*[0-9a-f]+ /, "", s)
-		sub(/ \([^()]*\)$/, "", s)
-		sub(/\+0x[0-9a-f]+$/, "", s)
-		return s
-	}
-	function dso(line) {
-		if (match(line, /\([^()]*\)$/))
-			return substr(line, RSTART + 1, RLENGTH - 2)
-		return ""
-	}
-	function reached(    i, pm) {
-		for (i = 3; i <= NF; i++) {
-			if (dso($i) !~ /\/bin\/postgres$/)
-				continue
-			if (sym($i) == "PostgresMain")
-				pm = 1
-			else if (pm && sym($i) == "main")
-				return 1
-		}
-		return 0
-	}
-	BEGIN { RS = ""; FS = "\n" }
-	{
-		if (NF >= 2 && (sym($2) !~ /^evalexpr_/ ||
-				dso($2) !~ /\/perf-[0-9]+\.map$/))
-			next
-		total++
-		if (!reached())
-			next
-		n++
-		s = ""
-		for (i = 2; i <= NF; i++)
-			s = s sym($i) " "
-		seen[s]++
-	}
-	END {
-		for (s in seen)
-			if (seen[s] > best) {
-				best = seen[s]
-				top = s
-			}
-		print top > path
-		printf "%d %d\n", n, total
-	}' "$tmp/$1.script"
+	awk -v path="$tmp/$1.path" -f "$here/perf_stacks.awk" \
+		-f "$here/postgres_reach.awk" "$tmp/$1.script"
 }
 
 check() {

@@ -52,7 +52,8 @@ exit_status=67
 min_samples=50
 min_exact=95
 max_fallback=10
-. "$(dirname "$0")/tap.sh"
+here=$(dirname "$0")
+. "$here/tap.sh"
 
 # byte N: the escape printf takes for the byte N.
 byte() {
@@ -124,63 +125,8 @@ record() {
 # translated code's row gives alone.  The commonest exact stack goes to
 # $tmp/NAME.path.
 paths() {
-	awk -v path="$tmp/$1.path" -v jit_only="${2:-0}" '
-	function sym(line,    s) {
-		s = line
-		sub(/^[ \t]*[0-9a-f]+ /, "", s)
-		sub(/ \([^()]*\)$/, "", s)
-		sub(/\+0x[0-9a-f]+$/, "", s)
-		return s
-	}
-	function dso(line) {
-		if (match(line, /\([^()]*\)$/))
-			return substr(line, RSTART + 1, RLENGTH - 2)
-		return ""
-	}
-	# QEMU and its TCG module, whose static functions have no names in
-	# Debian'"'"'s stripped build: only their objects say where a frame is.
-	function qemu(line) {
-		return dso(line) ~ /\/(qemu-system-x86_64|accel-tcg-x86_64\.so)$/
-	}
-	function exact(    i, named) {
-		if (dso($2) !~ /\/qemu-system-x86_64$/)
-			return 0
-		if (jit_only)
-			return 1
-		for (i = 2; i <= NF - 2; i++) {
-			if (!qemu($i))
-				return 0
-			if (sym($i) == "cpu_exec" || sym($i) == "tcg_cpus_exec")
-				named++
-		}
-		return named == 2 && dso($(NF - 2)) ~ /\/qemu-system-x86_64$/ &&
-		       sym($(NF - 1)) == "start_thread" &&
-		       dso($(NF - 1)) ~ /\/libc\.so\.6$/ &&
-		       sym($NF) == "clone3" && dso($NF) ~ /\/libc\.so\.6$/
-	}
-	BEGIN { RS = ""; FS = "\n" }
-	{
-		if (sym($1) != "code_gen_buffer" ||
-		    dso($1) !~ /\/perf-[0-9]+\.map$/)
-			next
-		total++
-		if (!exact())
-			next
-		n++
-		s = ""
-		for (i = 1; i <= NF; i++)
-			s = s sym($i) " "
-		seen[s]++
-	}
-	END {
-		for (s in seen)
-			if (seen[s] > best) {
-				best = seen[s]
-				top = s
-			}
-		print top > path
-		printf "%d %d\n", n, total
-	}' "$tmp/$1.script"
+	awk -v path="$tmp/$1.path" -v jit_only="${2:-0}" \
+		-f "$here/perf_stacks.awk" -f "$here/qemu_paths.awk" "$tmp/$1.script"
 }
 
 check() {

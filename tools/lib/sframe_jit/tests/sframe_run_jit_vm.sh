@@ -40,7 +40,8 @@ rounds=${JIT_PATH_ROUNDS:-120000000}
 min_samples=100
 max_fallback=10
 min_jit=90
-. "$(dirname "$0")/tap.sh"
+here=$(dirname "$0")
+. "$here/tap.sh"
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -66,59 +67,8 @@ record() {
 # the JIT's four frames); the commonest stack of the exact ones goes to
 # $tmp/NAME.path.
 paths() {
-	awk -v path="$tmp/$1.path" -v jit_only="${2:-0}" '
-	function sym(line,    s) {
-		s = line
-		sub(/^[ \t]*[0-9a-f]+ /, "", s)
-		sub(/ \([^()]*\)$/, "", s)
-		sub(/\+0x[0-9a-f]+$/, "", s)
-		return s
-	}
-	function dso(line) {
-		if (match(line, /\([^()]*\)$/))
-			return substr(line, RSTART + 1, RLENGTH - 2)
-		return ""
-	}
-	function exact(    i, want) {
-		split("leaf func_b func_a main", want, " ")
-		for (i = 1; i <= 4; i++)
-			if (sym($i) != want[i] || dso($i) !~ /\/perf-[0-9]+\.map$/)
-				return 0
-		if (jit_only)
-			return 1
-		for (i = 5; i < NF; i++) {
-			if (sym($i) == "main" && dso($i) ~ /\/lli$/ &&
-			    sym($(i + 1)) == "__libc_start_call_main" &&
-			    dso($(i + 1)) ~ /\/libc\.so\.6$/)
-				return 1
-			if (sym($i) == "[unknown]" ||
-			    dso($i) !~ /\/(lli|libLLVM-14\.so\.1)$/)
-				return 0
-		}
-		return 0
-	}
-	BEGIN { RS = ""; FS = "\n" }
-	{
-		if (sym($1) != "leaf")
-			next
-		total++
-		if (!exact())
-			next
-		n++
-		s = ""
-		for (i = 1; i <= NF; i++)
-			s = s sym($i) " "
-		seen[s]++
-	}
-	END {
-		for (s in seen)
-			if (seen[s] > best) {
-				best = seen[s]
-				top = s
-			}
-		print top > path
-		printf "%d %d\n", n, total
-	}' "$tmp/$1.script"
+	awk -v path="$tmp/$1.path" -v jit_only="${2:-0}" \
+		-f "$here/perf_stacks.awk" -f "$here/lli_paths.awk" "$tmp/$1.script"
 }
 
 check() {
