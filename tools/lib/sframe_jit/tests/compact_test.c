@@ -254,20 +254,6 @@ static uint32_t joined_rows(const struct table *t, uint32_t *j, uint64_t start,
 	return off == size ? n : UINT32_MAX;
 }
 
-static bool rows_same(const struct sframe_jit_row *a,
-		      const struct sframe_jit_row *b, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i].start_off != b[i].start_off ||
-		    a[i].cfa_off != b[i].cfa_off ||
-		    a[i].ra_off != b[i].ra_off || a[i].fp_off != b[i].fp_off ||
-		    a[i].cfa_base != b[i].cfa_base || a[i].flags != b[i].flags)
-			return false;
-	return true;
-}
-
 /*
  * What the reader finds in @h, pieces joined, is each function of
  * @funcs (at @bias) with its rows: the number of functions that differ.
@@ -292,7 +278,7 @@ static uint32_t compare_functions(const struct sframe_jit_header *h,
 		n = joined_rows(&t, &j, funcs[i].start + bias, funcs[i].size,
 				got, ARRAY_SIZE(got));
 		if (n != funcs[i].nr_rows ||
-		    !rows_same(got, rows + funcs[i].first_row, n))
+		    !rows_equal(got, rows + funcs[i].first_row, n))
 			bad++;
 	}
 	*nr_descs = t.count;

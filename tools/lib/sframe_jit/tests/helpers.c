@@ -126,3 +126,17 @@ void *file_read(const char *path, size_t *size)
 	*size = st.st_size;
 	return buf;
 }
+
+bool rows_equal(const struct sframe_jit_row *a,
+		const struct sframe_jit_row *b, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].start_off != b[i].start_off ||
+		    a[i].cfa_off != b[i].cfa_off ||
+		    a[i].ra_off != b[i].ra_off || a[i].fp_off != b[i].fp_off ||
+		    a[i].cfa_base != b[i].cfa_base || a[i].flags != b[i].flags)
+			return false;
+	return true;
+}

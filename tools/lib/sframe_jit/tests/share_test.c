@@ -50,20 +50,6 @@ static struct sframe_jit_row *shared_input(struct sframe_jit__func *funcs,
 	return rows;
 }
 
-static bool rows_equal(const struct sframe_jit_row *a,
-		       const struct sframe_jit_row *b, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i].start_off != b[i].start_off ||
-		    a[i].cfa_off != b[i].cfa_off ||
-		    a[i].ra_off != b[i].ra_off || a[i].fp_off != b[i].fp_off ||
-		    a[i].cfa_base != b[i].cfa_base || a[i].flags != b[i].flags)
-			return false;
-	return true;
-}
-
 TEST(share_puts_equal_sequences_in_the_same_slots, T_MEM)
 {
 	struct sframe_jit__func funcs[NR_FUNCS];

@@ -171,6 +171,10 @@ bool range_registered(uint64_t start, uint64_t end);
 /* Read a whole file; NULL if it cannot be read. */
 void *file_read(const char *path, size_t *size);
 
+/* @n rows equal field by field, their padding left out. */
+bool rows_equal(const struct sframe_jit_row *a,
+		const struct sframe_jit_row *b, uint32_t n);
+
 /*
  * The kernel's view of a registry, read by the protocol from its header
  * alone, as an unwinder reads it; reader.c.

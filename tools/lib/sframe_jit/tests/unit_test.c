@@ -55,20 +55,6 @@ static int add2(struct ctx *c, uint64_t off, uint32_t size)
 	return sframe_jit_add(c->reg, c->code + off, size, two_rows, 2, NULL);
 }
 
-static bool rows_equal(const struct sframe_jit_row *a,
-		       const struct sframe_jit_row *b, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		if (a[i].start_off != b[i].start_off ||
-		    a[i].cfa_off != b[i].cfa_off || a[i].ra_off != b[i].ra_off ||
-		    a[i].fp_off != b[i].fp_off ||
-		    a[i].cfa_base != b[i].cfa_base || a[i].flags != b[i].flags)
-			return false;
-	return true;
-}
-
 /* Creation */
 
 TEST(create_with_defaults_holds_64_functions_and_256_rows, T_BOTH)
