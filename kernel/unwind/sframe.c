@@ -679,10 +679,11 @@ static int sframe_table_max_rows(const struct sframe_sec *sec, u32 *rows)
 }
 
 /*
- * The build's hash of the rules, in slots after the largest rules array
- * it may fill: a power of two, twice the rows, at most SFRAME_HASH_SLOTS.
- * A larger section of more distinct rules than a probe run finds room
- * for keeps some of them twice, which only costs bytes.
+ * The build's hash of the rules, in slots after the rules in its scratch
+ * buffer: a power of two, twice the rows, at most SFRAME_HASH_SLOTS.  A
+ * section of more distinct rules than a probe run finds room for keeps
+ * some of them twice, which only costs bytes, up to
+ * SFRAME_TABLE_MAX_RULES.
  */
 #define SFRAME_HASH_SLOTS	0x10000U
 #define SFRAME_HASH_PROBES	32U
@@ -697,7 +698,13 @@ static u32 sframe_hash_slots(u32 rows)
 	return n;
 }
 
-/* Bytes before the rules, once there are @funcs functions and @rows rows. */
+/* Rules a build of @rows rows may have to keep. */
+static u32 sframe_rules_room(u32 rows)
+{
+	return min(rows, SFRAME_TABLE_MAX_RULES);
+}
+
+/* Bytes of a table's own buffer: @funcs functions and @rows rows. */
 static size_t sframe_table_head(u32 funcs, u32 rows)
 {
 	return sizeof(struct sframe_table) +
@@ -709,20 +716,24 @@ static size_t sframe_table_head(u32 funcs, u32 rows)
 /**
  * sframe_table_size() - bytes sframe_table_build() needs for a section
  * @sec: a section sframe_sec_validate() accepted.
- * @size: set to the number of bytes on success.
+ * @size: set to the bytes of the table's own buffer.
+ * @scratch: set to the bytes of the scratch buffer the build needs.
  *
- * A built table takes a struct sframe_table, a start address and a
- * struct sframe_table_func per descriptor (20 bytes), a struct
- * sframe_table_row per row the descriptors count (8 bytes), which
- * validation bounds by half the frame-row sub-section, and a struct
- * sframe_row per distinct rule (16 bytes): sframe_table_bytes().  The
- * build needs room for as many rules as rows, and for its hash of them.
+ * A built table takes, in its own buffer, a struct sframe_table, a start
+ * address and a struct sframe_table_func per descriptor (20 bytes) and a
+ * struct sframe_table_row per row the descriptors count (8 bytes), which
+ * validation bounds by half the frame-row sub-section.  Its rules, a
+ * struct sframe_row (16 bytes) per distinct rule, are built in the
+ * scratch buffer, with the hash that finds them: at most
+ * SFRAME_TABLE_MAX_RULES rules, so the scratch is bounded whatever the
+ * section's size.  sframe_table_keep_rules() moves them out of it.
  *
  * Return: 0; -E2BIG if a function has more than SFRAME_MAX_FUNC_FRES
  * rows, or is a version 1 PCMASK function of more than
  * SFRAME_MAX_MASK_FRES; -ENOEXEC if a descriptor does not decode.
  */
-int sframe_table_size(const struct sframe_sec *sec, size_t *size)
+int sframe_table_size(const struct sframe_sec *sec, size_t *size,
+		      size_t *scratch)
 {
 	u32 rows;
 	int ret;
@@ -730,55 +741,65 @@ int sframe_table_size(const struct sframe_sec *sec, size_t *size)
 	ret = sframe_table_max_rows(sec, &rows);
 	if (ret)
 		return ret;
-	*size = sframe_table_head(sec->num_fdes, rows) +
-		(size_t)rows * sizeof(struct sframe_row) +
-		(size_t)sframe_hash_slots(rows) * sizeof(u32);
+	*size = sframe_table_head(sec->num_fdes, rows);
+	*scratch = (size_t)sframe_rules_room(rows) * sizeof(struct sframe_row) +
+		   (size_t)sframe_hash_slots(rows) * sizeof(u32);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(sframe_table_size);
 
 /**
- * sframe_table_bytes() - bytes a built table takes
+ * sframe_table_bound() - most bytes a table's buffer takes, by the header
+ * @sec: a section whose header sframe_sec_init() accepted; neither its
+ *	descriptors nor its rows are read, so @sec may have been set up from
+ *	a copy of the header alone.
+ *
+ * Validation bounds the rows the descriptors count by the header's row
+ * count, so the buffer of a table of the section, if it validates, takes
+ * no more than this: what a registration can be charged before it copies
+ * the section.  The rules come on top, once they are counted.
+ *
+ * Return: the bound in bytes.
+ */
+size_t sframe_table_bound(const struct sframe_sec *sec)
+{
+	return sframe_table_head(sec->num_fdes, sec->num_fres);
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_bound);
+
+/**
+ * sframe_table_rules_bytes() - bytes of a built table's rules
  * @t: a table sframe_table_build() made.
  *
- * Return: what sframe_table_copy() copies: the table without the room
- * its build needed.
+ * Return: what sframe_table_keep_rules() copies.
  */
-size_t sframe_table_bytes(const struct sframe_table *t)
+size_t sframe_table_rules_bytes(const struct sframe_table *t)
 {
-	return sframe_table_head(t->nr_funcs, t->nr_rows) +
-	       (size_t)t->nr_rules * sizeof(struct sframe_row);
+	return (size_t)t->nr_rules * sizeof(struct sframe_row);
 }
-EXPORT_SYMBOL_IF_KUNIT(sframe_table_bytes);
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_rules_bytes);
+
+/**
+ * sframe_table_keep_rules() - move a built table's rules out of its scratch
+ * @t: a table sframe_table_build() made, whose rules are in its scratch
+ *	buffer.
+ * @rules: sframe_table_rules_bytes(@t) bytes, which the table points
+ *	into from now on: the scratch buffer may then be freed.
+ */
+void sframe_table_keep_rules(struct sframe_table *t, struct sframe_row *rules)
+{
+	memcpy(rules, t->rules, sframe_table_rules_bytes(t));
+	t->rules = rules;
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_table_keep_rules);
 
 /* Point @t's arrays into its buffer, one after the other. */
-static void sframe_table_link(struct sframe_table *t, u32 rows)
+static void sframe_table_link(struct sframe_table *t)
 {
 	t->starts = (unsigned long *)(t + 1);
 	t->funcs = (struct sframe_table_func *)(t->starts + t->nr_funcs);
 	t->rows = (struct sframe_table_row *)(t->funcs + t->nr_funcs);
-	t->rules = (struct sframe_row *)(t->rows + rows);
 }
-
-/**
- * sframe_table_copy() - copy a built table into a buffer of its size
- * @dst: the copy, at the start of sframe_table_bytes(@src) bytes.
- * @src: a table sframe_table_build() made.
- *
- * Lookups in the copy give what they give in @src, which the copy does
- * not point into.
- */
-void sframe_table_copy(struct sframe_table *dst, const struct sframe_table *src)
-{
-	*dst = *src;
-	sframe_table_link(dst, src->nr_rows);
-	memcpy(dst->starts, src->starts,
-	       (const u8 *)(src->rows + src->nr_rows) -
-	       (const u8 *)src->starts);
-	memcpy(dst->rules, src->rules,
-	       (size_t)src->nr_rules * sizeof(struct sframe_row));
-}
-EXPORT_SYMBOL_IF_KUNIT(sframe_table_copy);
 
 /* The hash of a rule, over every field a lookup gives. */
 static u32 sframe_rule_hash(const struct sframe_row *r)
@@ -802,43 +823,50 @@ static bool sframe_rule_eq(const struct sframe_row *a,
 	       a->fp_off == b->fp_off;
 }
 
-/* What a build keeps beside the table: the slots of its hash. */
+/* What a build keeps in its scratch beside the rules: their hash. */
 struct sframe_table_hash {
 	u32 *slots;
 	u32 mask;
+	u32 room;
 };
 
 /*
- * The index of rule @r in @t's rules, added if it is not there yet.  At
- * most SFRAME_HASH_PROBES slots are tried, so that rows crafted to
- * collide cost no more than that each.
+ * Set @index to that of rule @r in @t's rules, added if it is not there
+ * yet.  At most SFRAME_HASH_PROBES slots are tried, so that rows crafted
+ * to collide cost no more than that each.  -E2BIG past the rules' room.
  */
-static u32 sframe_table_rule(struct sframe_table *t,
+static int sframe_table_rule(struct sframe_table *t,
 			     struct sframe_table_hash *h,
-			     const struct sframe_row *r)
+			     const struct sframe_row *r, u32 *index)
 {
-	u32 slot = sframe_rule_hash(r), p, *s;
+	u32 slot = sframe_rule_hash(r), p, *s = NULL;
 
 	for (p = 0; p < SFRAME_HASH_PROBES; p++) {
 		s = &h->slots[(slot + p) & h->mask];
-		if (*s == SFRAME_HASH_EMPTY) {
-			*s = t->nr_rules;
+		if (*s == SFRAME_HASH_EMPTY)
 			break;
+		if (sframe_rule_eq(&t->rules[*s], r)) {
+			*index = *s;
+			return 0;
 		}
-		if (sframe_rule_eq(&t->rules[*s], r))
-			return *s;
+		s = NULL;
 	}
+	if (t->nr_rules == h->room)
+		return -E2BIG;
+	if (s)
+		*s = t->nr_rules;
 	t->rules[t->nr_rules] = *r;
-	return t->nr_rules++;
+	*index = t->nr_rules++;
+	return 0;
 }
 
 /* Row @fre at @pos, decoded once as sframe_sec_find() would decode it. */
-static void sframe_table_add_row(const struct sframe_sec *sec,
-				 const struct sframe_func *fn, u64 pos,
-				 const struct sframe_fre *fre,
-				 struct sframe_table *t,
-				 struct sframe_table_hash *h,
-				 struct sframe_table_row *tr)
+static int sframe_table_add_row(const struct sframe_sec *sec,
+				const struct sframe_func *fn, u64 pos,
+				const struct sframe_fre *fre,
+				struct sframe_table *t,
+				struct sframe_table_hash *h,
+				struct sframe_table_row *tr)
 {
 	struct sframe_row r;
 
@@ -847,7 +875,7 @@ static void sframe_table_add_row(const struct sframe_sec *sec,
 		r = (struct sframe_row){
 			.cfa_base = SFRAME_CFA_BASE_MALFORMED,
 		};
-	tr->rule = sframe_table_rule(t, h, &r);
+	return sframe_table_rule(t, h, &r, &tr->rule);
 }
 
 /*
@@ -857,11 +885,11 @@ static void sframe_table_add_row(const struct sframe_sec *sec,
  * walks all rows; otherwise one past the last good row, or any if the
  * first is bad.
  */
-static void sframe_table_add_rows(const struct sframe_sec *sec,
-				  const struct sframe_func *fn,
-				  struct sframe_table *t,
-				  struct sframe_table_hash *h,
-				  struct sframe_table_func *tf)
+static int sframe_table_add_rows(const struct sframe_sec *sec,
+				 const struct sframe_func *fn,
+				 struct sframe_table *t,
+				 struct sframe_table_hash *h,
+				 struct sframe_table_func *tf)
 {
 	unsigned int addr_size = 1U << fn->fre_type;
 	u32 limit = tf->flags & SFRAME_TF_MODULO ? fn->rep_size : fn->size;
@@ -869,23 +897,27 @@ static void sframe_table_add_rows(const struct sframe_sec *sec,
 	u64 pos = fn->fre_off;
 	struct sframe_fre fre;
 	u32 r, prev = 0;
+	int ret;
 
 	for (r = 0; r < fn->num_fres; r++) {
 		if (!sframe_fre_at(sec, pos, addr_size, &fre) ||
 		    (r && fre.start <= prev) || fre.start >= limit)
 			break;
-		sframe_table_add_row(sec, fn, pos, &fre, t, h, &rows[r]);
+		ret = sframe_table_add_row(sec, fn, pos, &fre, t, h, &rows[r]);
+		if (ret)
+			return ret;
 		prev = fre.start;
 		pos += fre.len;
 	}
 	tf->nr = r;
 	t->nr_rows += r;
 	if (r == fn->num_fres)
-		return;
+		return 0;
 	if (!r || (tf->flags & SFRAME_TF_MASK))
 		tf->flags = SFRAME_TF_MALFORMED;
 	else
 		tf->flags |= SFRAME_TF_TAIL_BAD;
+	return 0;
 }
 
 /* Convert descriptor @i and its rows. */
@@ -928,39 +960,41 @@ static int sframe_table_add_func(const struct sframe_sec *sec,
 		tf->flags = SFRAME_TF_MODULO;
 		tf->rep_size = fn.rep_size;
 	}
-	sframe_table_add_rows(sec, &fn, t, h, tf);
-	return 0;
+	return sframe_table_add_rows(sec, &fn, t, h, tf);
 }
 
 /**
  * sframe_table_build() - convert a section for bounded lookups
  * @sec: a section sframe_sec_validate() accepted.
  * @t: the table, at the start of a buffer of @size bytes.
- * @size: at least what sframe_table_size() gave.
+ * @size: at least what sframe_table_size() gave as the table's.
+ * @scratch: a buffer of @scratch_size bytes for the rules and their hash.
+ * @scratch_size: at least what sframe_table_size() gave as the scratch's.
  *
  * Decodes every descriptor and row once into the records of struct
- * sframe_table, which point into the buffer: after this, lookups read
- * neither @sec nor its bytes.  Each distinct rule is kept once, found
- * through a hash in the end of the buffer, which lookups do not read:
- * sframe_table_copy() leaves it and the unused room behind.  Runs where
- * it may take its time (it walks every row), never in NMI context.
+ * sframe_table, which point into the buffer, and the rules into
+ * @scratch, each distinct rule once, found through a hash beside them
+ * that lookups do not read: sframe_table_keep_rules() moves the rules
+ * out before @scratch goes.  After that, lookups read neither @sec nor
+ * its bytes.  Runs where it may take its time (it walks every row),
+ * never in NMI context.
  *
- * Return: 0; -E2BIG for a function over the caps of sframe_table_size();
- * -EINVAL if @size is too small; -ENOEXEC for a section that does not
- * validate.
+ * Return: 0; -E2BIG for a function over the caps of sframe_table_size(),
+ * or for more than SFRAME_TABLE_MAX_RULES rules; -EINVAL if a buffer is
+ * too small; -ENOEXEC for a section that does not validate.
  */
 int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
-		       size_t size)
+		       size_t size, void *scratch, size_t scratch_size)
 {
+	size_t need, need_scratch;
 	struct sframe_table_hash h;
 	u32 i, rows, work = 0;
-	size_t need;
 	int ret;
 
-	ret = sframe_table_size(sec, &need);
+	ret = sframe_table_size(sec, &need, &need_scratch);
 	if (ret)
 		return ret;
-	if (size < need)
+	if (size < need || scratch_size < need_scratch)
 		return -EINVAL;
 	ret = sframe_table_max_rows(sec, &rows);
 	if (ret)
@@ -968,8 +1002,10 @@ int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
 	t->nr_funcs = sec->num_fdes;
 	t->nr_rows = 0;
 	t->nr_rules = 0;
-	sframe_table_link(t, rows);
-	h.slots = (u32 *)(t->rules + rows);
+	sframe_table_link(t);
+	t->rules = scratch;
+	h.room = sframe_rules_room(rows);
+	h.slots = (u32 *)(t->rules + h.room);
 	h.mask = sframe_hash_slots(rows) - 1;
 	memset(h.slots, 0xff, (h.mask + 1) * sizeof(u32));
 	for (i = 0; i < sec->num_fdes; i++) {

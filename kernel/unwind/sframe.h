@@ -70,6 +70,13 @@
 #define SFRAME_MAX_MASK_FRES		16
 
 /*
+ * Most distinct rules a converted table keeps.  Real sections repeat a
+ * few hundred (libLLVM's 440,000 rows: 583); the cap bounds the scratch
+ * buffer of a build, 1.25 MiB, whatever the section's size.
+ */
+#define SFRAME_TABLE_MAX_RULES		0x10000U
+
+/*
  * Most records sframe_table_find() reads: a binary search of at most
  * SFRAME_ELF_MAX_SIZE / SFRAME_V3_FDE_SIZE = 2^22 functions (23 probes),
  * the function found, a binary search of its at most
@@ -320,11 +327,13 @@ int sframe_sec_validate(const struct sframe_sec *sec);
 enum sframe_find_result sframe_sec_find(const struct sframe_sec *sec,
 					unsigned long pc,
 					struct sframe_row *row);
-int sframe_table_size(const struct sframe_sec *sec, size_t *size);
+int sframe_table_size(const struct sframe_sec *sec, size_t *size,
+		      size_t *scratch);
+size_t sframe_table_bound(const struct sframe_sec *sec);
 int sframe_table_build(const struct sframe_sec *sec, struct sframe_table *t,
-		       size_t size);
-size_t sframe_table_bytes(const struct sframe_table *t);
-void sframe_table_copy(struct sframe_table *dst, const struct sframe_table *src);
+		       size_t size, void *scratch, size_t scratch_size);
+size_t sframe_table_rules_bytes(const struct sframe_table *t);
+void sframe_table_keep_rules(struct sframe_table *t, struct sframe_row *rules);
 enum sframe_find_result sframe_table_find(const struct sframe_table *t,
 					  unsigned long pc,
 					  struct sframe_row *row);

@@ -6,6 +6,9 @@
  * into a table of bounded lookups (sframe_table_build()).  The section's
  * bytes are copied, validated and converted once and then dropped: only
  * the table, and a SHA-256 digest of the bytes, are kept and charged.
+ * The charge is taken first, for the most the header says the table can
+ * keep, and settled to what it keeps once it is built: no section makes
+ * the kernel allocate a table it then refuses to charge.
  *
  * A copy is immutable once made.  Forked children share it, and so do
  * the processes of one user that map the same section of the same file:
@@ -30,6 +33,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "sframe_internal.h"
 
@@ -133,8 +137,22 @@ static bool sframe_elf_same(const struct sframe_elf_copy *elf,
 }
 
 /*
- * Copy @size bytes from user address @addr, a chunk at a time, taking
- * their digest on the way.
+ * The buffers of a copy and its conversion: pages from vmalloc() once
+ * they are larger than one, not kvmalloc(), whose kmalloc() of a large
+ * size takes the next power of two, up to twice what was charged.
+ * Freed with kvfree().
+ */
+static void *sframe_elf_alloc(size_t size)
+{
+	if (size <= PAGE_SIZE)
+		return kmalloc(size, GFP_KERNEL_ACCOUNT);
+	return __vmalloc(size, GFP_KERNEL_ACCOUNT);
+}
+
+/*
+ * Copy the section after its header, which the caller copied to @data
+ * already, from user address @addr, a chunk at a time, taking the
+ * digest of all @size bytes on the way.
  */
 static int sframe_elf_copy_in(u8 *data, unsigned long addr,
 			      unsigned long size, u8 *digest)
@@ -143,7 +161,8 @@ static int sframe_elf_copy_in(u8 *data, unsigned long addr,
 	unsigned long off, n;
 
 	sha256_init(&sha);
-	for (off = 0; off < size; off += n) {
+	sha256_update(&sha, data, SFRAME_HDR_SIZE);
+	for (off = SFRAME_HDR_SIZE; off < size; off += n) {
 		n = min(size - off, SFRAME_ELF_CHUNK);
 		if (copy_from_user(data + off,
 				   (const void __user *)(addr + off), n))
@@ -155,49 +174,114 @@ static int sframe_elf_copy_in(u8 *data, unsigned long addr,
 	return 0;
 }
 
-/*
- * Convert a validated section for lookups of bounded work (sframe.h):
- * built in a buffer with room for every row's own rule, then copied into
- * one of the size it takes, which is what the copy keeps.
- */
-static int sframe_elf_convert(struct sframe_elf_copy *elf,
-			      const struct sframe_sec *sec, size_t *size)
+/* The table's two buffers, as sframe_elf_convert() leaves them. */
+static void sframe_elf_free_table(struct sframe_table *t)
 {
-	struct sframe_table *build;
-	size_t room;
+	if (!t)
+		return;
+	kvfree(t->rules);
+	kvfree(t);
+}
+
+/* Pages a copy keeps: this structure and its table, rounded up. */
+static unsigned long sframe_elf_pages(size_t table_size)
+{
+	return DIV_ROUND_UP(size_add(sizeof(struct sframe_elf_copy),
+				     table_size), PAGE_SIZE);
+}
+
+/*
+ * Bring the copy's charge from what it holds to what a table of
+ * @table_size bytes keeps: more only for the rules, which the charge
+ * taken from the header did not know of, and refused past the limit.
+ */
+static int sframe_elf_settle(struct sframe_elf_copy *elf, size_t table_size)
+{
+	unsigned long pages = sframe_elf_pages(table_size);
 	int err;
 
-	err = sframe_table_size(sec, &room);
+	if (pages > elf->pages) {
+		err = sframe_charge(elf->user, pages - elf->pages);
+		if (err)
+			return err;
+	} else {
+		sframe_uncharge(elf->user, elf->pages - pages);
+	}
+	elf->pages = pages;
+	return 0;
+}
+
+/* The section's bytes, once the table no longer reads them. */
+static void sframe_elf_free_data(struct sframe_elf_copy *elf, u8 **data)
+{
+	kvfree(*data);
+	*data = NULL;
+	elf->sec.data = NULL;
+}
+
+/*
+ * Convert a validated section for lookups of bounded work (sframe.h),
+ * and drop its bytes as soon as the table no longer needs them: the
+ * table's own buffer, its rules and a bounded scratch buffer are all a
+ * conversion allocates.  The buffer is no larger than the caller
+ * charged for it; the rules are charged here, before they are allocated,
+ * once the build has counted them.
+ */
+static int sframe_elf_convert(struct sframe_elf_copy *elf, u8 **data)
+{
+	size_t tsize, scratch_size;
+	struct sframe_table *t;
+	struct sframe_row *rules;
+	void *scratch;
+	int err;
+
+	err = sframe_table_size(&elf->sec, &tsize, &scratch_size);
 	if (err)
 		return err;
-	build = kvmalloc(room, GFP_KERNEL_ACCOUNT);
-	if (!build)
-		return -ENOMEM;
-	err = sframe_table_build(sec, build, room);
+	t = sframe_elf_alloc(tsize);
+	scratch = sframe_elf_alloc(scratch_size);
+	err = -ENOMEM;
+	if (!t || !scratch)
+		goto free;
+	err = sframe_table_build(&elf->sec, t, tsize, scratch, scratch_size);
+	sframe_elf_free_data(elf, data);
+	if (!err)
+		err = sframe_elf_settle(elf, tsize + sframe_table_rules_bytes(t));
 	if (err)
-		goto out;
-	*size = sframe_table_bytes(build);
-	elf->table = kvmalloc(*size, GFP_KERNEL_ACCOUNT);
-	if (!elf->table) {
-		err = -ENOMEM;
-		goto out;
-	}
-	sframe_table_copy(elf->table, build);
-out:
-	kvfree(build);
+		goto free;
+	rules = sframe_elf_alloc(sframe_table_rules_bytes(t));
+	err = -ENOMEM;
+	if (!rules)
+		goto free;
+	sframe_table_keep_rules(t, rules);
+	kvfree(scratch);
+	elf->table = t;
+	return 0;
+free:
+	kvfree(scratch);
+	kvfree(t);
 	return err;
 }
 
 /*
- * Charge the copy and its table to the current user's locked memory,
- * together rounded up to pages: they are what the registration keeps.
+ * Copy the header of the section at @addr into @hdr, check it, and
+ * charge the current user for the most its table's buffer can take,
+ * before anything is allocated: a section refused for its size costs the
+ * kernel the header's bytes on the stack.
  */
-static int sframe_elf_charge(struct sframe_elf_copy *elf, size_t table_size)
+static int sframe_elf_precharge(struct sframe_elf_copy *elf, u8 *hdr,
+				unsigned long addr, unsigned long size)
 {
-	size_t bytes = size_add(sizeof(*elf), table_size);
+	struct sframe_sec sec;
 	int err;
 
-	elf->pages = DIV_ROUND_UP(bytes, PAGE_SIZE);
+	if (copy_from_user(hdr, (const void __user *)addr, SFRAME_HDR_SIZE))
+		return -EFAULT;
+	/* It reads nothing past the header. */
+	err = sframe_sec_init(&sec, hdr, size, addr);
+	if (err)
+		return err;
+	elf->pages = sframe_elf_pages(sframe_table_bound(&sec));
 	elf->user = get_uid(current_user());
 	err = sframe_charge(elf->user, elf->pages);
 	if (err) {
@@ -208,27 +292,30 @@ static int sframe_elf_charge(struct sframe_elf_copy *elf, size_t table_size)
 }
 
 /*
- * Validate and convert the @size bytes at @addr into @elf, which keeps
- * the header of the section, but not its bytes, and the table.
+ * Copy, validate and convert the @size bytes at @addr into @elf, which
+ * keeps the header of the section, but not its bytes, and the table.
+ * The header is the one sframe_elf_precharge() read and charged for:
+ * the process may rewrite its section meanwhile, but not make the
+ * table's buffer larger than the charge.
  */
-static int sframe_elf_read(struct sframe_elf_copy *elf, unsigned long addr,
-			   unsigned long size, size_t *table_size)
+static int sframe_elf_read(struct sframe_elf_copy *elf, const u8 *hdr,
+			   unsigned long addr, unsigned long size)
 {
 	u8 *data;
 	int err;
 
-	data = kvmalloc(size, GFP_KERNEL_ACCOUNT);
+	data = sframe_elf_alloc(size);
 	if (!data)
 		return -ENOMEM;
+	memcpy(data, hdr, SFRAME_HDR_SIZE);
 	err = sframe_elf_copy_in(data, addr, size, elf->digest);
 	if (!err)
 		err = sframe_sec_init(&elf->sec, data, size, addr);
 	if (!err)
 		err = sframe_sec_validate(&elf->sec);
 	if (!err)
-		err = sframe_elf_convert(elf, &elf->sec, table_size);
-	kvfree(data);
-	elf->sec.data = NULL;
+		err = sframe_elf_convert(elf, &data);
+	sframe_elf_free_data(elf, &data);
 	return err;
 }
 
@@ -237,23 +324,24 @@ static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 					       unsigned long size)
 {
 	struct sframe_elf_copy *elf;
-	size_t table_size;
+	u8 hdr[SFRAME_HDR_SIZE];
 	int err;
 
 	elf = kzalloc(sizeof(*elf), GFP_KERNEL_ACCOUNT);
 	if (!elf)
 		return ERR_PTR(-ENOMEM);
 	INIT_HLIST_NODE(&elf->node);
-	err = sframe_elf_read(elf, addr, size, &table_size);
+	err = sframe_elf_precharge(elf, hdr, addr, size);
 	if (err)
 		goto free;
-	err = sframe_elf_charge(elf, table_size);
+	err = sframe_elf_read(elf, hdr, addr, size);
 	if (err)
-		goto free_table;
+		goto uncharge;
 	refcount_set(&elf->ref, 1);
 	return elf;
-free_table:
-	kvfree(elf->table);
+uncharge:
+	sframe_uncharge(elf->user, elf->pages);
+	free_uid(elf->user);
 free:
 	kfree(elf);
 	return ERR_PTR(err);
@@ -276,7 +364,7 @@ free:
  * Return: the copy, holding one reference for the caller, or an ERR_PTR:
  * -EFAULT; the section's errors as sframe_sec_init() and
  * sframe_sec_validate() find them; -E2BIG from its conversion into a
- * table; -EDQUOT past the locked-memory limit; -ENOMEM.
+ * table; -EDQUOT past kernel.sframe_user_pinned_kb; -ENOMEM.
  */
 struct sframe_elf_copy *sframe_elf_get(unsigned long addr,
 				       unsigned long size,
@@ -306,7 +394,7 @@ static void sframe_elf_free_rcu(struct rcu_head *rcu)
 						   rcu);
 
 	free_uid(elf->user);
-	kvfree(elf->table);
+	sframe_elf_free_table(elf->table);
 	kfree(elf);
 }
 

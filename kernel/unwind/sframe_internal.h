@@ -77,7 +77,7 @@ struct sframe_mm {
  *	header: the header is shared with the process and never read back.
  *	The unwinder reads the registry through it.
  * @size: bytes at @view.base, page aligned.
- * @user: the user charged for @size in locked memory.
+ * @user: the user charged for @size (sframe_charge()).
  * @acct_mm: the process whose pinned_vm (VmPin) shows the charge.
  * @mm: the process the registry was made for (not a reference).
  * @uaddr: where it is mapped in @mm.
@@ -128,8 +128,9 @@ struct sframe_elf_key {
  * @sec: the parsed header; its base is where the section was in the
  *	process that made the copy.  The bytes it pointed to are gone: its
  *	data is NULL.
- * @table: the section converted for lookups (kvmalloc()ed).
- * @user: the user charged for @pages of locked memory.
+ * @table: the section converted for lookups: its buffer and its
+ *	rules, each kvmalloc()ed.
+ * @user: the user charged for @pages (sframe_charge()).
  * @pages: the table's size and this structure's, in pages, rounded up.
  * @key: where the section came from, if the copy can be shared.
  * @node: in the table of shareable copies while it can be found there.
@@ -177,7 +178,7 @@ bool sframe_jit_is_mapping(const struct vm_area_struct *vma);
 struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 				       struct vm_area_struct *vma);
 
-/* sframe_charge.c: locked memory. */
+/* sframe_charge.c: what a user's tables may pin. */
 int sframe_charge(struct user_struct *user, unsigned long pages);
 void sframe_uncharge(struct user_struct *user, unsigned long pages);
 

@@ -43,33 +43,40 @@ static void sframe_expect_result(struct kunit *test,
 }
 
 /*
- * The converted table of @sec, freed with the test; NULL on -E2BIG.  It
- * is built in a buffer sframe_table_size() sizes, then copied into one of
- * its own size, as the kernel keeps it: exactly that size, so that KASAN
- * sees any read past it.
+ * The converted table of @sec, freed with the test; NULL on -E2BIG.  As
+ * the kernel keeps it: its buffer of exactly the size sframe_table_size()
+ * gives and its rules in one of their own, so that KASAN sees any read
+ * past either, the build's scratch buffer freed.
  */
 static struct sframe_table *sframe_kunit_table(struct kunit *test,
 					       const struct sframe_sec *sec,
 					       int want)
 {
-	struct sframe_table *build, *t;
+	size_t size, scratch_size;
+	struct sframe_row *rules;
+	struct sframe_table *t;
 	const char *msg;
-	size_t size;
+	void *scratch;
 	int err;
 
-	err = sframe_table_size(sec, &size);
+	err = sframe_table_size(sec, &size, &scratch_size);
 	KUNIT_EXPECT_EQ(test, err, want);
 	if (err)
 		return NULL;
-	build = kunit_kzalloc(test, size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, build);
-	KUNIT_ASSERT_EQ(test, sframe_table_build(sec, build, size), 0);
-	msg = sframe_test_table_rules(build);
-	KUNIT_EXPECT_NULL_MSG(test, msg, "%s", msg);
-	t = kunit_kmalloc(test, sframe_table_bytes(build), GFP_KERNEL);
+	t = kunit_kzalloc(test, size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	sframe_table_copy(t, build);
-	kunit_kfree(test, build);
+	scratch = kunit_kzalloc(test, scratch_size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, scratch);
+	KUNIT_ASSERT_EQ(test, sframe_table_build(sec, t, size, scratch,
+						 scratch_size), 0);
+	msg = sframe_test_table_rules(t);
+	KUNIT_EXPECT_NULL_MSG(test, msg, "%s", msg);
+	KUNIT_EXPECT_LE(test, size, sframe_table_bound(sec));
+	rules = kunit_kmalloc(test, sframe_table_rules_bytes(t) + 1,
+			      GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rules);
+	sframe_table_keep_rules(t, rules);
+	kunit_kfree(test, scratch);
 	return t;
 }
 

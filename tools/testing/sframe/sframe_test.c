@@ -26,6 +26,7 @@
 
 #include "sframe.h"
 #include "sframe_test_cases.h"
+#include "table_alloc.h"
 
 static unsigned int passed, failed;
 static bool verbose;
@@ -106,36 +107,20 @@ static void check_lookup(const char *suite, const char *name,
 }
 
 /*
- * The converted table of @sec, malloc()ed, or NULL with *@err set: the
- * caller frees it.  As the kernel does, it is built in a buffer
- * sframe_table_size() sizes and copied into one of its own size, exactly,
- * so that ASan sees any read past it.  A table whose rows name no rule,
- * or that keeps a rule twice, is -EUCLEAN.
+ * The converted table of @sec, or NULL with *@err set: the caller frees
+ * it with table_alloc_free().  A table whose rows name no rule, or that
+ * keeps a rule twice, is -EUCLEAN.
  */
 static struct sframe_table *table_of(const struct sframe_sec *sec, int *err)
 {
-	struct sframe_table *build, *t = NULL;
-	size_t size;
+	struct sframe_table *t;
 
-	*err = sframe_table_size(sec, &size);
-	if (*err)
-		return NULL;
-	build = malloc(size);
-	if (!build) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	*err = sframe_table_build(sec, build, size);
-	if (!*err && sframe_test_table_rules(build))
+	*err = table_alloc_new(sec, &t);
+	if (!*err && sframe_test_table_rules(t)) {
 		*err = -EUCLEAN;
-	if (!*err) {
-		t = malloc(sframe_table_bytes(build));
-		if (t)
-			sframe_table_copy(t, build);
-		else
-			*err = -ENOMEM;
+		table_alloc_free(t);
+		t = NULL;
 	}
-	free(build);
 	return t;
 }
 
@@ -182,7 +167,7 @@ static void run_table_case(const struct sframe_test_elf *c,
 	row = poison;
 	ret = sframe_table_find(t, c->pc, &row);
 	check_lookup("table", c->name, ret, c->result, &row, &c->row, &poison);
-	free(t);
+	table_alloc_free(t);
 }
 
 static void run_elf_case(const struct sframe_test_elf *c)
@@ -271,7 +256,7 @@ static void run_many_case(const struct sframe_test_many *c)
 	} else {
 		report("caps", c->name, NULL);
 	}
-	free(t);
+	table_alloc_free(t);
 	free(buf);
 }
 
@@ -350,7 +335,87 @@ static void run_resched_case(void)
 		report("resched", c->name, "conversion never rescheduled");
 	else
 		report("resched", c->name, NULL);
-	free(t);
+	table_alloc_free(t);
+	free(buf);
+}
+
+/*
+ * A section of two functions of @per rows each, every row with a rule of
+ * its own (CFA = SP + 8 + 8 * i over both), 2-byte starts and 4-byte
+ * words; the caller frees it.
+ */
+static u8 *rules_section(u32 per, size_t *size)
+{
+	u32 nr = 2 * per, i;
+	u8 *buf, *p;
+
+	*size = SFRAME_HDR_SIZE + 2 * SFRAME_V2_FDE_SIZE + (size_t)nr * 7;
+	buf = malloc(*size);
+	if (!buf)
+		return NULL;
+	p = sft_put(buf, SFRAME_MAGIC, 2);
+	p = sft_put(p, 2, 1);
+	p = sft_put(p, SFRAME_F_FDE_SORTED, 1);
+	p = sft_put(p, SFRAME_ABI_AMD64_ENDIAN_LITTLE, 1);
+	p = sft_put(p, 0, 1);
+	p = sft_put(p, 0xf8, 1);			/* RA at CFA - 8 */
+	p = sft_put(p, 0, 1);
+	p = sft_put(p, 2, 4);				/* descriptors */
+	p = sft_put(p, nr, 4);				/* rows */
+	p = sft_put(p, (u64)nr * 7, 4);
+	p = sft_put(p, 0, 4);
+	p = sft_put(p, 2 * SFRAME_V2_FDE_SIZE, 4);
+	for (i = 0; i < 2; i++) {
+		p = sft_put(p, SFT_MANY_FUNC - SFT_BASE + i * per, 4);
+		p = sft_put(p, per, 4);
+		p = sft_put(p, (u64)i * per * 7, 4);
+		p = sft_put(p, per, 4);
+		p = sft_put(p, 1, 1);			/* 2-byte starts */
+		p = sft_put(p, 0, 3);
+	}
+	for (i = 0; i < nr; i++) {
+		p = sft_put(p, i % per, 2);
+		p = sft_put(p, 0x43, 1);		/* SP, one 4-byte word */
+		p = sft_put(p, 8 + 8 * (u64)i, 4);
+	}
+	return buf;
+}
+
+/*
+ * A table keeps at most SFRAME_TABLE_MAX_RULES distinct rules, which
+ * bounds the scratch buffer of its build: a section of that many
+ * converts, keeping each, one of more is refused with -E2BIG.
+ */
+static void run_rules_cap_case(const char *name, u32 per, int want)
+{
+	struct sframe_table *t = NULL;
+	struct sframe_sec sec;
+	const char *msg = NULL;
+	size_t size;
+	int err;
+	u8 *buf;
+
+	buf = rules_section(per, &size);
+	if (!buf) {
+		report("caps", name, "out of memory");
+		return;
+	}
+	err = sframe_sec_init(&sec, buf, size, SFT_BASE);
+	if (!err)
+		err = sframe_sec_validate(&sec);
+	if (!err)
+		t = table_of(&sec, &err);
+	if (err != want)
+		msg = "unexpected result";
+	else if (t && t->nr_rules != 2 * per)
+		msg = "the table keeps another number of rules";
+	else if (t)
+		msg = table_agrees(t, &sec, SFT_MANY_FUNC + 2 * per - 1);
+	if (msg)
+		report("caps", name, "%s (%d, expected %d)", msg, err, want);
+	else
+		report("caps", name, NULL);
+	table_alloc_free(t);
 	free(buf);
 }
 
@@ -530,7 +595,7 @@ static void fuzz_elf(unsigned long iterations)
 					bad_table++;
 			}
 			tables += !!t;
-			free(t);
+			table_alloc_free(t);
 		}
 		free(buf);
 	}
@@ -830,6 +895,10 @@ int main(int argc, char **argv)
 		run_validate_case(validate_cases[i].name,
 				  validate_cases[i].validate);
 	run_resched_case();
+	run_rules_cap_case("65536 distinct rules: converted",
+			   SFRAME_TABLE_MAX_RULES / 2, 0);
+	run_rules_cap_case("65538 distinct rules: refused",
+			   SFRAME_TABLE_MAX_RULES / 2 + 1, -E2BIG);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_jit_cases); i++)
 		run_jit_case(&sframe_test_jit_cases[i]);
 	for (i = 0; i < ARRAY_SIZE(sframe_test_cjit_cases); i++)

@@ -23,6 +23,7 @@
 
 #include "sframe.h"
 #include "sframe_lookup.h"
+#include "table_alloc.h"
 #include "uwalk.h"
 
 #ifndef PT_GNU_SFRAME
@@ -127,7 +128,6 @@ static int uwalk_register(const void *data, size_t size, unsigned long base,
 			  bool keep_refused)
 {
 	struct sframe_region *r;
-	size_t tsize;
 	int ret;
 
 	if (uwalk_nr == UWALK_MAX_REGIONS)
@@ -138,17 +138,8 @@ static int uwalk_register(const void *data, size_t size, unsigned long base,
 		ret = sframe_sec_validate(&r->sec);
 	if (ret)
 		return ret;
-	r->table = NULL;
-	ret = sframe_table_size(&r->sec, &tsize);
-	if (!ret) {
-		r->table = malloc(tsize);
-		if (!r->table)
-			return -ENOMEM;
-		ret = sframe_table_build(&r->sec, r->table, tsize);
-	}
+	ret = table_alloc_new(&r->sec, &r->table);
 	if (ret) {
-		free(r->table);
-		r->table = NULL;
 		if (!keep_refused || ret != -E2BIG)
 			return ret;
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "sframe.c"
+#include "table_alloc.h"
 #include "xcheck.h"
 
 struct xc_ours {
@@ -31,7 +32,6 @@ int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
 		 uint64_t base)
 {
 	struct xc_ours *n = calloc(1, sizeof(*n));
-	size_t tsize;
 	int ret;
 
 	if (!n)
@@ -40,14 +40,8 @@ int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
 	if (!ret)
 		ret = sframe_sec_validate(&n->sec);
 	if (!ret)
-		ret = sframe_table_size(&n->sec, &tsize);
-	if (!ret) {
-		n->table = malloc(tsize);
-		ret = n->table ? sframe_table_build(&n->sec, n->table, tsize) :
-				 -ENOMEM;
-	}
+		ret = table_alloc_new(&n->sec, &n->table);
 	if (ret) {
-		free(n->table);
 		free(n);
 		return ret;
 	}
@@ -61,7 +55,7 @@ int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
  */
 void xc_ours_close(struct xc_ours *o)
 {
-	free(o->table);
+	table_alloc_free(o->table);
 	free(o);
 }
 

@@ -40,6 +40,7 @@
 
 #include "bench_time.h"
 #include "jit_gen.h"
+#include "table_alloc.h"
 
 /* The Makefile defines HAVE_CALLGRIND where valgrind's header is. */
 #ifdef HAVE_CALLGRIND
@@ -136,6 +137,7 @@ static void build_elf(struct table *t)
 	size_t max = SFRAME_HDR_SIZE + fde_bytes + (size_t)t->g.nr_rows * 10;
 	unsigned long base = align_up(t->g.text_end, 4096);
 	u8 *buf = jit_gen_alloc(max), *fre, *p;
+	size_t scratch;
 
 	memset(buf, 0, SFRAME_HDR_SIZE + fde_bytes);
 	fre = buf + SFRAME_HDR_SIZE + fde_bytes;
@@ -167,17 +169,18 @@ static void build_elf(struct table *t)
 	t->elf_size = p - buf;
 	if (sframe_sec_init(&t->sec, buf, t->elf_size, base) ||
 	    sframe_sec_validate(&t->sec) ||
-	    sframe_table_size(&t->sec, &t->tab_size)) {
+	    sframe_table_size(&t->sec, &t->tab_size, &scratch)) {
 		fprintf(stderr, "lookup_bench: bad .sframe for %u functions\n",
 			t->g.nr_funcs);
 		exit(1);
 	}
-	t->tab = jit_gen_alloc(t->tab_size);
-	if (sframe_table_build(&t->sec, t->tab, t->tab_size)) {
+	if (table_alloc_new(&t->sec, &t->tab)) {
 		fprintf(stderr, "lookup_bench: no table for %u functions\n",
 			t->g.nr_funcs);
 		exit(1);
 	}
+	/* The bytes the kernel keeps: the table's buffer and its rules. */
+	t->tab_size += sframe_table_rules_bytes(t->tab);
 }
 
 static unsigned long pc_in(const struct jit_gen_func *f)

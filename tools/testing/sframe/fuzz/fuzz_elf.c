@@ -21,6 +21,7 @@
 #include <limits.h>
 
 #include "fuzz.h"
+#include "table_alloc.h"
 
 /* Descriptors whose PCs are tried, and rows per function. */
 #define FZ_MAX_FUNCS		64
@@ -594,20 +595,21 @@ static void check_pcs_of(const struct sframe_sec *sec, const struct ref_sec *r,
 static struct sframe_table *convert(const struct sframe_sec *sec,
 				    const struct ref_sec *r)
 {
+	size_t size, scratch;
 	struct sframe_table *t;
-	size_t size;
 	int got, exp;
 
-	got = sframe_table_size(sec, &size);
+	got = sframe_table_size(sec, &size, &scratch);
 	exp = ref_table_caps(r);
 	FUZZ_CHECK(got == exp, "table size %d, reference caps %d", got, exp);
 	if (got)
 		return NULL;
-	t = malloc(size);
-	if (!t)
-		return NULL;
-	got = sframe_table_build(sec, t, size);
-	FUZZ_CHECK(!got, "table build %d after its size", got);
+	got = table_alloc_new(sec, &t);
+	FUZZ_CHECK(!got || got == -ENOMEM, "table build %d after its size",
+		   got);
+	/* What registration charges before it copies the section. */
+	FUZZ_CHECK(size <= sframe_table_bound(sec),
+		   "the table takes more than its header's bound");
 	return t;
 }
 
@@ -645,7 +647,7 @@ static void check_section(const u8 *buf, size_t size, unsigned long base)
 	check_lookup(&sec, &r, sorted, 0);
 	check_lookup(&sec, &r, sorted, ULONG_MAX);
 	check_lookup(&sec, &r, sorted, base);
-	free(table);
+	table_alloc_free(table);
 	table = NULL;
 }
 

@@ -54,6 +54,7 @@
 #include <uapi/linux/sframe.h>
 
 #include "fuzz.h"
+#include "table_alloc.h"
 
 #define MAX_REGIONS	4
 #define MAX_DEPTH	64
@@ -246,7 +247,7 @@ static void add_elf(struct fuzz_in *in, struct sframe_region *r)
 {
 	u32 text_len = 1 + fin_u16(in);
 	s32 rel = fin_u32(in);
-	size_t len = fin_u16(in), tsize;
+	size_t len = fin_u16(in);
 
 	if (len > in->left)
 		len = in->left;
@@ -260,16 +261,8 @@ static void add_elf(struct fuzz_in *in, struct sframe_region *r)
 	/* Registered only if the kernel would accept it, and converted. */
 	if (sframe_sec_init(&r->sec, r->buf, len, r->start + rel) ||
 	    sframe_sec_validate(&r->sec) ||
-	    sframe_table_size(&r->sec, &tsize))
+	    table_alloc_new(&r->sec, &r->table))
 		return;
-	r->table = malloc(tsize);
-	if (!r->table)
-		return;
-	if (sframe_table_build(&r->sec, r->table, tsize)) {
-		free(r->table);
-		r->table = NULL;
-		return;
-	}
 	g.nr_regions++;
 }
 
@@ -640,7 +633,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 		walk(regs, max, registered, at_entry);
 	for (i = 0; i < g.nr_regions; i++) {
 		free(g.regions[i].buf);
-		free(g.regions[i].table);
+		table_alloc_free(g.regions[i].table);
 	}
 	free(g.stack);
 	return 0;
