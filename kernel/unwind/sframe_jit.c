@@ -6,7 +6,8 @@
  * mapped again; fork points the child's mapping at a copy of the pages
  * with a file of its own, so that no two processes share registry pages
  * and no mapping outlives the registry it reaches.  The pages are
- * charged to the user's locked memory and to the memory cgroup.
+ * charged to the user's tables (sframe_charge()) and to the memory
+ * cgroup.
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
@@ -187,11 +188,11 @@ static noinline void *sframe_jit_vmalloc(unsigned long size)
  *	capacities, checked by the caller; the rest of it is ignored.
  *
  * A zeroed registry with its header filled in, charged to the current
- * user's locked memory and to the current memory cgroup.  The caller
- * holds its only reference.
+ * user's tables (sframe_charge()) and to the current memory cgroup.  The
+ * caller holds its only reference.
  *
- * Return: the registry, ERR_PTR(-EDQUOT) past the locked-memory limit,
- * or ERR_PTR(-ENOMEM).
+ * Return: the registry, ERR_PTR(-EDQUOT) past the user's limit, or
+ * ERR_PTR(-ENOMEM).
  */
 struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 					const struct sframe_jit_view *shape)
@@ -469,7 +470,7 @@ static void sframe_jit_swap_file(struct vm_area_struct *vma, struct file *file)
 }
 
 /*
- * A child whose copy of a registry would pass the locked-memory limit
+ * A child whose copy of a registry would pass the limit of sframe_charge()
  * gets ordinary memory at the same address instead, as MADV_WIPEONFORK
  * gives: private, anonymous, zero-filled on first touch, not registered,
  * pinned or charged to the limit.  Its JIT can go on writing there, and
@@ -524,7 +525,7 @@ static void sframe_jit_copy_pages(struct sframe_jit_reg *reg,
  *
  * Called from dup_mmap() with both mmap locks held for writing.  The
  * child gets a copy of the pages, at the same address, with a file of
- * its own; past the locked-memory limit, ordinary memory instead.  A
+ * its own; past the limit of sframe_charge(), ordinary memory instead.  A
  * mapping that is no longer registered (left behind by
  * SFRAME_UNREGISTER or SFRAME_REPLACE_JIT and inherited despite
  * VM_DONTCOPY, through MADV_DOFORK) gets a copy too: the two processes

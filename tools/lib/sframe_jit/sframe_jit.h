@@ -175,7 +175,8 @@ struct sframe_jit_row {
  * the kernel lacks sframe_register(2); -EPROTO when it writes a registry
  * layout this library does not know; -ENOMEM; the kernel's error
  * (-EEXIST for a range that overlaps a registration, -ENOSPC past
- * kernel.sframe_max_registrations, -ENOMEM past RLIMIT_MEMLOCK); the
+ * kernel.sframe_max_registrations, -ENOMEM past
+ * kernel.sframe_user_pinned_kb); the
  * error of opening the perf map.
  */
 SFRAME_JIT_API int sframe_jit_create(uint64_t text_start, uint64_t text_end,
@@ -391,8 +392,8 @@ SFRAME_JIT_API int sframe_jit_compact(struct sframe_jit *reg);
  *
  * Return: 0; -ENOSPC above the maximum capacities; -EPROTO when the
  * kernel writes a layout this library does not know; the kernel's error
- * (-ENOMEM past RLIMIT_MEMLOCK, for instance).  On error the registry is
- * unchanged.
+ * (-ENOMEM past kernel.sframe_user_pinned_kb, for instance).  On error
+ * the registry is unchanged.
  */
 SFRAME_JIT_API int sframe_jit_grow(struct sframe_jit *reg,
 				   uint32_t fde_capacity,

@@ -137,8 +137,10 @@ psql_() {
 start() {
 	local i
 
-	# The registries are locked memory, charged to the postgres user.
-	ulimit -l unlimited
+	# Every backend converts and registers its own tables, all charged
+	# to the postgres user: more than the default 16 MiB of
+	# kernel.sframe_user_pinned_kb, which sframe-run cannot share.
+	echo 1048576 > /proc/sys/kernel/sframe_user_pinned_kb
 	SFRAME_RUN_PRELOAD=$pg/libsframe_run.so SFRAME_RUN_SYNC=1 \
 	SFRAME_RUN_VERBOSE=1 \
 		"${as_postgres[@]}" "$pg/sframe-run" "$bin/postgres" -D "$data" \

@@ -323,7 +323,7 @@ TEST(a_failed_registration_leaves_that_object_out_and_no_other, T_MEM)
 	h = dlopen(fixture("run_cfi.so"), RTLD_NOW | RTLD_LOCAL);
 	hs = dlopen(fixture("run_sframe.so"), RTLD_NOW | RTLD_LOCAL);
 	ASSERT(h && hs);
-	/* RLIMIT_MEMLOCK reached for the registry, a section version the kernel refuses. */
+	/* The user's limit reached for the registry, a section version the kernel refuses. */
 	run_tb.fail_create = ENOMEM;
 	fail_elf = -EOPNOTSUPP;
 	ASSERT_EQ(sframe_run__tracker_sync(&t), 0);

@@ -189,39 +189,6 @@ TEST_F(accounting, exit_with_live_registrations_leaks_nothing)
 	EXPECT_GT(kernel + 1024, settled_kernel_kb());
 }
 
-#define CGROUP_ROOT	"/sys/fs/cgroup"
-
-static int cg_write(const char *dir, const char *file, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -errno;
-}
-
-static long cg_read(const char *dir, const char *file)
-{
-	char path[256];
-	long val = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &val) != 1)
-		val = -1;
-	fclose(f);
-	return val;
-}
-
 /*
  * The memory cgroup v2 group this test runs in, made for it: mounts
  * cgroup2 where the VM has not, and enables the memory controller below
@@ -229,20 +196,9 @@ static long cg_read(const char *dir, const char *file)
  */
 static int memcg_enter(char *dir, size_t size)
 {
-	char pid[32];
-	int err;
+	int err = memcg_make(dir, size, "accounting");
 
-	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
-	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
-		return -errno;
-	err = cg_write(CGROUP_ROOT, "cgroup.subtree_control", "+memory");
-	if (err)
-		return err;
-	snprintf(dir, size, CGROUP_ROOT "/sframe-accounting-%d", getpid());
-	if (mkdir(dir, 0755))
-		return -errno;
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	return cg_write(dir, "cgroup.procs", pid);
+	return err ?: memcg_join(dir);
 }
 
 static void memcg_leave(const char *dir)
@@ -266,13 +222,6 @@ static long settled_memcg(const char *dir, long want)
 	}
 	return cur;
 }
-
-/*
- * memory.current moves in batches: each CPU pre-charges up to 64 pages
- * (MEMCG_CHARGE_BATCH) and gives back what it did not use later.  The
- * VM has two CPUs.
- */
-#define MEMCG_SLACK	(2 * 64 * 4096L)
 
 TEST_F(accounting, registry_pages_are_charged_to_the_memory_cgroup)
 {

@@ -1,25 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ELF section copies are charged to the user's locked memory, once per
- * copy: processes of one user that map the same section of the same
+ * ELF section copies are charged to the user's tables, once per copy: processes of one user that map the same section of the same
  * file, and forked children, share one copy; a copy of the file, or
  * another user, gets a copy of its own, charged again.  The charge is
  * the table the copy is converted into, not the section's bytes.
  *
- * Each test runs with RLIMIT_MEMLOCK at 0, kernel.sframe_user_mlock_kb
- * at 0 and no CAP_IPC_LOCK, in this process and in what it execs: any
- * new charge fails there, so a registration that succeeds charged
- * nothing.  This program carries a PT_GNU_SFRAME segment, registered
+ * Each test runs with kernel.sframe_user_pinned_kb at 0 and no
+ * CAP_IPC_LOCK, in this process and in what it execs: any new charge
+ * fails there, so a registration that succeeds charged nothing.  This program carries a PT_GNU_SFRAME segment, registered
  * at its exec while the limit was not yet lowered; a process that
  * execs it again finds out with EXEC_CHECK whether binfmt_elf
  * registered its section (SFRAME_REGISTER_ELF of it then fails with
- * EEXIST) or could not for want of locked memory (it fails with ENOMEM).
+ * EEXIST) or could not for want of room (it fails with ENOMEM).
  */
-#include <sys/resource.h>
-
 #include "sframe_test.h"
 
-#define ALLOWANCE_SYSCTL	"/proc/sys/kernel/sframe_user_mlock_kb"
+#define PINNED_SYSCTL		"/proc/sys/kernel/sframe_user_pinned_kb"
 #define EXEC_CHECK		"--sframe-elf-charge-check"
 #define FORKS			100
 #define NOBODY			65534
@@ -58,17 +54,15 @@ static int exec_check(const char *wait_fd)
 	return ret == -ENOMEM ? EXEC_NO_MEMORY : EXEC_OTHER;
 }
 
-/* The soft limit at @cur, or at the hard limit with MEMLOCK_MAX. */
-#define MEMLOCK_MAX		((rlim_t)-2)
+/* The users' limit at @bytes, or at 4 GiB with PINNED_MAX. */
+#define PINNED_MAX		(4UL << 30)
 
-static int memlock_set(rlim_t cur)
+static int pinned_set(unsigned long bytes)
 {
-	struct rlimit rl;
+	char kb[32];
 
-	if (getrlimit(RLIMIT_MEMLOCK, &rl))
-		return -errno;
-	rl.rlim_cur = cur == MEMLOCK_MAX ? rl.rlim_max : cur;
-	return setrlimit(RLIMIT_MEMLOCK, &rl) ? -errno : 0;
+	snprintf(kb, sizeof(kb), "%lu", bytes >> 10);
+	return sysctl_write(PINNED_SYSCTL, kb);
 }
 
 /* A copy of this program in a memfd: the same bytes, another inode. */
@@ -128,25 +122,24 @@ FIXTURE_SETUP(elf_charge)
 		SKIP(return, NO_SFRAME_SEGMENT);
 	if (self_elf_register(&self->me) != -EEXIST)
 		SKIP(return, "binfmt_elf did not register this program");
-	if (sysctl_read(ALLOWANCE_SYSCTL, self->saved, sizeof(self->saved)))
-		SKIP(return, "cannot read %s", ALLOWANCE_SYSCTL);
-	if (sysctl_write(ALLOWANCE_SYSCTL, "0\n"))
-		SKIP(return, "cannot write %s (not root?)", ALLOWANCE_SYSCTL);
+	if (sysctl_read(PINNED_SYSCTL, self->saved, sizeof(self->saved)))
+		SKIP(return, "cannot read %s", PINNED_SYSCTL);
+	if (pinned_set(0))
+		SKIP(return, "cannot write %s (not root?)", PINNED_SYSCTL);
 	self->restore = true;
 	ret = drop_cap_ipc_lock(true);
 	if (ret)
 		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
-	ASSERT_EQ(0, memlock_set(0));
 }
 
 FIXTURE_TEARDOWN_PARENT(elf_charge)
 {
 	if (self->restore)
-		EXPECT_EQ(0, sysctl_write(ALLOWANCE_SYSCTL, self->saved));
+		EXPECT_EQ(0, sysctl_write(PINNED_SYSCTL, self->saved));
 }
 
 /* A copy of a section in anonymous memory is charged, and refused. */
-TEST_F(elf_charge, copy_is_charged_to_locked_memory)
+TEST_F(elf_charge, copy_is_charged_to_the_users_tables)
 {
 	struct sframe_copy c;
 
@@ -154,7 +147,7 @@ TEST_F(elf_charge, copy_is_charged_to_locked_memory)
 		SKIP(return, NO_SFRAME_COPY);
 	EXPECT_EQ(-ENOMEM, copy_elf_register(&c));
 	EXPECT_FALSE(range_is_registered(c.text_start, c.text_end));
-	ASSERT_EQ(0, memlock_set(MEMLOCK_MAX));
+	ASSERT_EQ(0, pinned_set(PINNED_MAX));
 	EXPECT_EQ(0, copy_elf_register(&c));
 }
 
@@ -173,7 +166,7 @@ TEST_F(elf_charge, exec_of_a_copy_of_the_file_is_charged)
 	ASSERT_LE(0, fd);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	EXPECT_EQ(EXEC_NO_MEMORY, exec_result(path, 0));
-	ASSERT_EQ(0, memlock_set(MEMLOCK_MAX));
+	ASSERT_EQ(0, pinned_set(PINNED_MAX));
 	EXPECT_EQ(EXEC_REGISTERED, exec_result(path, 0));
 	close(fd);
 }
@@ -313,26 +306,21 @@ static void sec_fill(unsigned char *sec, const struct sframe_copy *c,
 }
 
 /*
- * The fewest pages of locked memory, up to the hard limit, with which the
- * section at @sec registers, with what the user has locked already, or a
- * negative errno.
+ * The fewest pages of the users' limit, up to 4 GiB, with which the
+ * section at @sec registers, with what the user has charged already, or
+ * a negative errno.
  */
 static long sec_min_limit(unsigned char *sec, unsigned int nr,
 			  const struct sframe_copy *c)
 {
 	unsigned long lo = 0, hi, top, mid;
-	struct rlimit rl;
 	int ret;
 
-	if (getrlimit(RLIMIT_MEMLOCK, &rl))
-		return -errno;
-	hi = rl.rlim_max / 4096 + 1;
-	if (hi > 1UL << 20)
-		hi = 1UL << 20;
+	hi = (PINNED_MAX >> 12) + 1;
 	top = hi;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		ret = memlock_set(mid * 4096);
+		ret = pinned_set(mid * 4096);
 		if (ret)
 			return ret;
 		ret = elf_register((unsigned long)sec, sec_bytes(nr),

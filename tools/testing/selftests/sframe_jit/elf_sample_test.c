@@ -494,29 +494,22 @@ TEST_F_TIMEOUT(elf, an_unregistered_library_breaks_the_chain_at_its_frame,
  * A second process of the program, exec'd while this one runs, shares
  * this one's copy of the section, which its binfmt_elf registration made
  * for another load address: the copy's lookups are biased by the
- * distance between the two.  The child execs with no locked memory to
- * spare (RLIMIT_MEMLOCK 0, kernel.sframe_user_mlock_kb 0, no
- * CAP_IPC_LOCK), so its section is registered only if it shares the
- * copy; then it lifts its limit for perf's ring buffer and runs the
- * exact-chain test above on itself.
+ * distance between the two.  The child execs with no room for tables
+ * (kernel.sframe_user_pinned_kb 0, no CAP_IPC_LOCK), so its section is
+ * registered only if it shares the copy; then it puts the limit back, as
+ * PINNED_ENV passes it, and runs the exact-chain test above on itself.
  */
 #define SECOND_EXEC		"--sframe-second-exec"
-#define ALLOWANCE_SYSCTL	"/proc/sys/kernel/sframe_user_mlock_kb"
+#define PINNED_SYSCTL		"/proc/sys/kernel/sframe_user_pinned_kb"
+#define PINNED_ENV		"SFRAME_TEST_PINNED_KB"
 #define EXACT_CHAIN_TEST \
 	"elf.the_exec_time_sframe_gives_exact_chains_through_c_without_frame_pointers"
 
-/* In the child: no CAP_IPC_LOCK, even after exec, and no locked memory. */
+/* In the child: no CAP_IPC_LOCK, even after exec. */
 static void drop_ipc_lock_for_good(void)
 {
-	struct rlimit rl;
-
 	if (drop_cap_ipc_lock(true))
 		_exit(30);
-	if (getrlimit(RLIMIT_MEMLOCK, &rl))
-		_exit(31);
-	rl.rlim_cur = 0;
-	if (setrlimit(RLIMIT_MEMLOCK, &rl))
-		_exit(32);
 }
 
 /* Print what the child wrote, as diagnostics of this test. */
@@ -543,10 +536,11 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 
 	out = memfd_create("second_exec_output", 0);
 	ASSERT_LE(0, out);
-	swapped = sysctl_read(ALLOWANCE_SYSCTL, saved, sizeof(saved)) ?:
-		  sysctl_write(ALLOWANCE_SYSCTL, "0\n");
+	swapped = sysctl_read(PINNED_SYSCTL, saved, sizeof(saved)) ?:
+		  setenv(PINNED_ENV, saved, 1) ?:
+		  sysctl_write(PINNED_SYSCTL, "0\n");
 	if (swapped)
-		SKIP(return, "cannot set %s (not root?)", ALLOWANCE_SYSCTL);
+		SKIP(return, "cannot set %s (not root?)", PINNED_SYSCTL);
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -559,8 +553,8 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 	}
 	if (pid > 0)
 		waitpid(pid, &status, 0);
-	/* Put the allowance back before anything can end the test. */
-	ASSERT_EQ(0, sysctl_write(ALLOWANCE_SYSCTL, saved));
+	/* Put the limit back before anything can end the test. */
+	ASSERT_EQ(0, sysctl_write(PINNED_SYSCTL, saved));
 	ASSERT_LT(0, pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		dump_output(out);
@@ -571,12 +565,12 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 
 /*
  * In the second process: its section must have been registered at exec
- * with no charge; then perf needs its usual limit back.
+ * with no charge; then the test may charge as usual.
  */
 static int second_exec(int argc, char **argv)
 {
+	const char *kb = getenv(PINNED_ENV);
 	struct self_sframe me;
-	struct rlimit rl;
 	int ret;
 
 	if (!self_sframe_find(&me))
@@ -587,11 +581,8 @@ static int second_exec(int argc, char **argv)
 		       ret);
 		return 41;
 	}
-	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+	if (!kb || sysctl_write(PINNED_SYSCTL, kb))
 		return 42;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_MEMLOCK, &rl))
-		return 43;
 	argv[1] = argv[0];
 	return test_harness_run(argc - 1, argv + 1);
 }

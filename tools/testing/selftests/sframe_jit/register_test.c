@@ -1055,44 +1055,27 @@ TEST_F(elf_args, replace_of_a_section_range_is_enoent)
 }
 
 /*
- * RLIMIT_MEMLOCK.  Registry pages are charged to the user's locked
- * memory unless the caller has CAP_IPC_LOCK, so the test drops that
- * capability; the harness runs each test in a child of its own, so the
- * drop and the limits end with the test.  The charge is per user and
- * other processes of the user may hold some, so the test only relies on
- * a registry far above the lowered limit failing, and on one succeeding
- * once the limit is lifted again.
+ * kernel.sframe_user_pinned_kb.  Registry pages are charged to the
+ * user's tables unless the caller has CAP_IPC_LOCK, so the test drops
+ * that capability; the harness runs each test in a child of its own, so
+ * the drop ends with the test, and the parent puts the limit back.  The
+ * charge is per user and other processes of the user may hold some, so
+ * the test only relies on a registry far above the lowered limit
+ * failing, and on one succeeding once the limit is lifted again.
  */
-#define MEMLOCK_TEST_LIMIT	(256UL << 10)
-#define MEMLOCK_ALLOWANCE	"/proc/sys/kernel/sframe_user_mlock_kb"
+#define PINNED_TEST_KB		256UL
+#define PINNED_SYSCTL		"/proc/sys/kernel/sframe_user_pinned_kb"
 #define FRE_BYTES		sizeof(struct sframe_jit_fre)
 
-/*
- * What a user may pin in registries beyond RLIMIT_MEMLOCK, in bytes: the
- * allowance kernel.sframe_user_mlock_kb grants.
- */
-static unsigned long memlock_allowance(void)
-{
-	unsigned long kb = 0;
-	FILE *f = fopen(MEMLOCK_ALLOWANCE, "r");
-
-	if (f) {
-		if (fscanf(f, "%lu", &kb) != 1)
-			kb = 0;
-		fclose(f);
-	}
-	return kb << 10;
-}
-
-FIXTURE(memlock) {
+FIXTURE(pinned) {
 	char *arena;
 	__u64 start, end;
-	struct rlimit saved;
+	char saved[32];
 	unsigned long budget;	/* bytes of registry the lowered limit allows */
 	__u32 big_fres;		/* rows of a registry beyond the budget */
 };
 
-FIXTURE_SETUP(memlock)
+FIXTURE_SETUP(pinned)
 {
 	int ret;
 
@@ -1102,86 +1085,59 @@ FIXTURE_SETUP(memlock)
 	ASSERT_NE(MAP_FAILED, self->arena);
 	self->start = (unsigned long)self->arena;
 	self->end = self->start + 16 * page_size();
-	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &self->saved));
+	if (sysctl_read(PINNED_SYSCTL, self->saved, sizeof(self->saved)))
+		SKIP(return, "cannot read %s", PINNED_SYSCTL);
 	ret = drop_cap_ipc_lock(false);
 	if (ret)
 		SKIP(return, "cannot drop CAP_IPC_LOCK: %s", strerror(-ret));
-	self->budget = MEMLOCK_TEST_LIMIT + memlock_allowance();
+	self->budget = PINNED_TEST_KB << 10;
 	self->big_fres = self->budget / FRE_BYTES + (1U << 16);
 }
 
 /*
- * Registries are freed after an RCU grace period and a work item, and
- * their charge to the user's locked memory with them: a test that left
- * one mapped would leave its charge to the next test, which runs as the
- * same user.  Unmap every registry and wait until VmPin, uncharged with
- * locked_vm, is back to zero.
+ * The parent puts the limit back.  The test's registries and their
+ * charges go as its child exits, before the parent sees it has.
  */
-static void memlock_release_all(void)
+FIXTURE_TEARDOWN_PARENT(pinned)
 {
-	unsigned long start, end;
-	char line[512];
-	FILE *f;
-	int i;
-
-	f = fopen("/proc/self/maps", "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[sframe_jit]") &&
-		    sscanf(line, "%lx-%lx", &start, &end) == 2)
-			munmap((void *)start, end - start);
-	fclose(f);
-	for (i = 0; i < 100 && proc_kb("/proc/self/status", "VmPin"); i++)
-		usleep(100 * 1000);
+	if (self->saved[0])
+		EXPECT_EQ(0, sysctl_write(PINNED_SYSCTL, self->saved));
 }
 
-FIXTURE_TEARDOWN(memlock)
+static int pinned_lower(void)
 {
-	memlock_release_all();
+	char kb[32];
+
+	snprintf(kb, sizeof(kb), "%lu", PINNED_TEST_KB);
+	return sysctl_write(PINNED_SYSCTL, kb);
 }
 
-static int memlock_lower(FIXTURE_DATA(memlock) *self)
+/* The limit the test started with. */
+static int pinned_lift(FIXTURE_DATA(pinned) *self)
 {
-	struct rlimit rl = self->saved;
-
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < MEMLOCK_TEST_LIMIT)
-		rl.rlim_cur = rl.rlim_max;
-	else
-		rl.rlim_cur = MEMLOCK_TEST_LIMIT;
-	return setrlimit(RLIMIT_MEMLOCK, &rl);
+	return sysctl_write(PINNED_SYSCTL, self->saved);
 }
 
-/* No limit if CAP_SYS_RESOURCE allows it, else the one we started with. */
-static int memlock_lift(FIXTURE_DATA(memlock) *self)
+TEST_F(pinned, registry_beyond_the_limit_is_enomem)
 {
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-
-	if (!setrlimit(RLIMIT_MEMLOCK, &rl))
-		return 0;
-	return setrlimit(RLIMIT_MEMLOCK, &self->saved);
-}
-
-TEST_F(memlock, registry_beyond_the_limit_is_enomem)
-{
-	ASSERT_EQ(0, memlock_lower(self));
+	ASSERT_EQ(0, pinned_lower());
 	EXPECT_EQ(-ENOMEM, jit_register(self->start, self->end, 1,
 					self->big_fres, NULL));
 	/* The range was not claimed. */
-	ASSERT_EQ(0, memlock_lift(self));
+	ASSERT_EQ(0, pinned_lift(self));
 	EXPECT_EQ(0, jit_register(self->start, self->end, 1, 1, NULL));
 }
 
-TEST_F(memlock, replacement_beyond_the_limit_is_enomem)
+TEST_F(pinned, replacement_beyond_the_limit_is_enomem)
 {
 	struct sframe_jit_header *new = NULL;
 	struct jit_reg reg;
 
 	jit_reg_new(_metadata, &reg, self->start, self->end, 1, 1);
-	ASSERT_EQ(0, memlock_lower(self));
+	ASSERT_EQ(0, pinned_lower());
 	EXPECT_EQ(-ENOMEM, jit_replace(self->start, self->end, 1,
 				       self->big_fres, NULL));
-	ASSERT_EQ(0, memlock_lift(self));
+	ASSERT_EQ(0, pinned_lift(self));
 	expect_registry_intact(_metadata, &reg);
 	EXPECT_EQ(0, jit_replace(self->start, self->end, 2, 2, &new));
 }
@@ -1216,12 +1172,12 @@ static void child_has_unpinned_zeroed_memory(const struct jit_reg *reg)
  * Returns 0, or -ENOMEM if other processes of this user already hold
  * too much for it to fit.
  */
-static int memlock_registry(FIXTURE_DATA(memlock) *self,
+static int pinned_registry(FIXTURE_DATA(pinned) *self,
 			    struct jit_reg *reg, unsigned int eighths)
 {
 	int ret;
 
-	if (memlock_lower(self))
+	if (pinned_lower())
 		return -errno;
 	ret = jit_register(self->start, self->end, 1,
 			   self->budget / 8 * eighths / FRE_BYTES, &reg->hdr);
@@ -1234,21 +1190,21 @@ static int memlock_registry(FIXTURE_DATA(memlock) *self,
 }
 
 /* Three quarters of the budget: a copy of it cannot fit beside it. */
-static int memlock_big_registry(FIXTURE_DATA(memlock) *self,
+static int pinned_big_registry(FIXTURE_DATA(pinned) *self,
 				struct jit_reg *reg)
 {
-	return memlock_registry(self, reg, 6);
+	return pinned_registry(self, reg, 6);
 }
 
-TEST_F(memlock, fork_past_the_limit_gives_the_child_unpinned_memory)
+TEST_F(pinned, fork_past_the_limit_gives_the_child_unpinned_memory)
 {
 	struct jit_reg reg;
 	int ret;
 	pid_t pid;
 
-	ret = memlock_big_registry(self, &reg);
+	ret = pinned_big_registry(self, &reg);
 	if (ret == -ENOMEM)
-		SKIP(return, "other processes of this user hold locked memory");
+		SKIP(return, "other processes of this user hold tables");
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(self->budget / 2, reg.size);
 	reg.hdr->seq = 2;
@@ -1267,23 +1223,19 @@ TEST_F(memlock, fork_past_the_limit_gives_the_child_unpinned_memory)
 }
 
 /*
- * A JIT of 100,000 functions of four rows each registers them all at
- * Debian's default RLIMIT_MEMLOCK of 8 MiB, growing its registry by
- * replacement from half that size as libsframe_jit does.
+ * A JIT of 100,000 functions of four rows each registers them all within
+ * the default limit of 16 MiB, growing its registry by replacement from
+ * half that size as libsframe_jit does.
  */
-#define DEBIAN_MEMLOCK		(8UL << 20)
+#define DEFAULT_PINNED_KB	"16384"
 #define JIT_FUNCS		100000U
 #define JIT_ROWS_PER_FUNC	4U
 
-TEST_F(memlock, jit_of_100000_functions_fits_the_default_limit)
+TEST_F(pinned, jit_of_100000_functions_fits_the_default_limit)
 {
-	struct rlimit rl = { DEBIAN_MEMLOCK, DEBIAN_MEMLOCK };
 	struct sframe_jit_header *small, *big;
 
-	if (self->saved.rlim_max != RLIM_INFINITY &&
-	    self->saved.rlim_max < DEBIAN_MEMLOCK)
-		SKIP(return, "RLIMIT_MEMLOCK is held below 8 MiB");
-	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	ASSERT_EQ(0, sysctl_write(PINNED_SYSCTL, DEFAULT_PINNED_KB));
 	ASSERT_EQ(0, jit_register(self->start, self->end, JIT_FUNCS / 2,
 				  JIT_FUNCS / 2 * JIT_ROWS_PER_FUNC, &small));
 	ASSERT_EQ(0, jit_replace(self->start, self->end, JIT_FUNCS,
@@ -1301,7 +1253,7 @@ TEST_F(memlock, jit_of_100000_functions_fits_the_default_limit)
  * registry stays as it was.  The exec'd program is this one, which
  * checks its own VmPin (AFTER_EXEC_PIN in main()).
  */
-#define AFTER_EXEC_PIN	"--sframe-memlock-after-exec"
+#define AFTER_EXEC_PIN	"--sframe-pinned-after-exec"
 #define FORKS_AND_EXECS	100
 
 static int after_exec_pin(void)
@@ -1314,15 +1266,15 @@ static int after_exec_pin(void)
 }
 
 /* Minutes on the debug kernel under emulation, past the default 30 s. */
-TEST_F_TIMEOUT(memlock, forks_and_execs_at_the_limit_pin_nothing_more, 600)
+TEST_F_TIMEOUT(pinned, forks_and_execs_at_the_limit_pin_nothing_more, 600)
 {
 	struct jit_reg reg;
 	int i, ret;
 	pid_t pid;
 
-	ret = memlock_big_registry(self, &reg);
+	ret = pinned_big_registry(self, &reg);
 	if (ret == -ENOMEM)
-		SKIP(return, "other processes of this user hold locked memory");
+		SKIP(return, "other processes of this user hold tables");
 	ASSERT_EQ(0, ret);
 	for (i = 0; i < FORKS_AND_EXECS; i++) {
 		fflush(stdout);
@@ -1353,15 +1305,15 @@ TEST_F_TIMEOUT(memlock, forks_and_execs_at_the_limit_pin_nothing_more, 600)
  */
 #define FORKS_IN_A_ROW		20
 
-TEST_F(memlock, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
+TEST_F(pinned, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
 {
 	struct jit_reg reg;
 	int i, ret;
 	pid_t pid;
 
-	ret = memlock_registry(self, &reg, 3);
+	ret = pinned_registry(self, &reg, 3);
 	if (ret == -ENOMEM)
-		SKIP(return, "other processes of this user hold locked memory");
+		SKIP(return, "other processes of this user hold tables");
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(self->budget / 4, reg.size);
 	for (i = 0; i < FORKS_IN_A_ROW; i++) {
@@ -1381,12 +1333,12 @@ TEST_F(memlock, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
 }
 
 /* Under the limit, the child's copy is registered and charged. */
-TEST_F(memlock, fork_within_the_limit_gives_the_child_a_charged_copy)
+TEST_F(pinned, fork_within_the_limit_gives_the_child_a_charged_copy)
 {
 	struct jit_reg reg;
 	pid_t pid;
 
-	ASSERT_EQ(0, memlock_lower(self));
+	ASSERT_EQ(0, pinned_lower());
 	jit_reg_new(_metadata, &reg, self->start, self->end, 1, 1);
 	reg.hdr->seq = 4;
 	pid = fork();

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -199,7 +201,7 @@ static inline int range_unregister(__u64 start, __u64 end)
 
 /*
  * A registration attempt that must fail on overlap.  Capacities of one
- * keep it clear of RLIMIT_MEMLOCK, which is checked before overlap.
+ * keep it clear of the users' limit, which is checked before overlap.
  */
 static inline bool range_is_registered(__u64 start, __u64 end)
 {
@@ -676,5 +678,76 @@ static inline int drop_cap_ipc_lock(bool for_good)
 		return -errno;
 	return data[i].effective & bit ? -EPERM : 0;
 }
+
+#define CGROUP_ROOT	"/sys/fs/cgroup"
+
+/* Write @val to a cgroup file: 0 or -errno. */
+static inline int cg_write(const char *dir, const char *file, const char *val)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -errno;
+}
+
+/* A cgroup file's number, or -1. */
+static inline long cg_read(const char *dir, const char *file)
+{
+	char path[256];
+	long val = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = -1;
+	fclose(f);
+	return val;
+}
+
+/*
+ * A memory cgroup v2 group of its own below the root, named after @name
+ * and this process: mounts cgroup2 where the VM has not, and enables the
+ * memory controller below the root.  Returns 0, or a negative errno for
+ * the test to skip on.
+ */
+static inline int memcg_make(char *dir, size_t size, const char *name)
+{
+	int err;
+
+	if (access(CGROUP_ROOT "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", CGROUP_ROOT, "cgroup2", 0, NULL))
+		return -errno;
+	err = cg_write(CGROUP_ROOT, "cgroup.subtree_control", "+memory");
+	if (err)
+		return err;
+	snprintf(dir, size, CGROUP_ROOT "/sframe-%s-%d", name, getpid());
+	return mkdir(dir, 0755) ? -errno : 0;
+}
+
+/* Move this process into the group at @dir: 0 or -errno. */
+static inline int memcg_join(const char *dir)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return cg_write(dir, "cgroup.procs", pid);
+}
+
+/*
+ * memory.current and memory.peak move in batches: each CPU pre-charges
+ * up to 64 pages (MEMCG_CHARGE_BATCH) and gives back what it did not use
+ * later.  The VM has two CPUs.
+ */
+#define MEMCG_SLACK	(2 * 64 * 4096L)
 
 #endif /* SFRAME_TEST_H */
