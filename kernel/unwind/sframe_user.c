@@ -11,7 +11,8 @@
  * out unusable, gets one frame-pointer step, as the plain walker would
  * take.  Every step must move up the stack, so the walk ends, except the
  * step out of a signal frame, which may switch stacks and is paid for by
- * the depth limit.
+ * the depth limit.  A return address a pending uretprobe replaced is
+ * mapped back to the one it replaced before the caller is looked up.
  */
 #include <linux/atomic.h>
 #include <linux/perf_event.h>
@@ -210,6 +211,83 @@ static struct sframe_region *sframe_region_cached(struct mm_struct *mm,
 	return r;
 }
 
+#ifdef CONFIG_UPROBES
+#include <linux/uprobes.h>
+
+/*
+ * The task's pending uretprobe returns the walk has not met yet, newest
+ * first, and the trampoline each of them put in place of a return
+ * address.
+ */
+struct sframe_uret {
+	const struct return_instance *next;
+	unsigned long tramp;
+};
+
+static void sframe_uret_init(struct sframe_uret *u)
+{
+	struct uprobe_task *utask = current->utask;
+
+	u->next = utask ? READ_ONCE(utask->return_instances) : NULL;
+	u->tramp = u->next ? uprobe_get_trampoline_vaddr() : 0;
+}
+
+/*
+ * A pending uretprobe put its trampoline where the probed function's
+ * return address was; no table describes the trampoline, and its
+ * caller's is the one to look up.  Map @pc, where the frame now being
+ * unwound returns to with stack pointer @sp, back to that return
+ * address.  The trampolines up the stack are the task's return
+ * instances in their order; a run of chained ones (a probed function
+ * tail-called by another) shares one trampoline.  As when the
+ * trampoline runs (uprobe_handle_trampoline(), with x86's rule for a
+ * return in arch_uretprobe_is_alive()), a run is passed over when the
+ * next run's stack pointer at entry lies below @sp: the return address
+ * just read is that next run's, or an older one's, and the function of
+ * the run passed over was left by longjmp() without the kernel
+ * dropping its instance yet.
+ *
+ * The list is the task's own and the walk runs on it, so no instance is
+ * freed meanwhile; the walk only moves on along it, and it is no longer
+ * than MAX_URETPROBE_DEPTH.  Returns false when no instance is left for
+ * the trampoline: the return address is lost, and the walk ends.
+ */
+static bool sframe_uret_pc(struct sframe_uret *u, unsigned long *pc,
+			   unsigned long sp)
+{
+	const struct return_instance *ri = u->next, *next;
+
+	if (!u->tramp || *pc != u->tramp)
+		return true;
+	for (;;) {
+		if (!ri)
+			return false;
+		for (next = ri; next->chained && next->next; next = next->next)
+			;
+		next = next->next;
+		if (!next || sp <= next->stack)
+			break;
+		ri = next;
+	}
+	*pc = ri->orig_ret_vaddr;
+	u->next = next;
+	return true;
+}
+#else
+struct sframe_uret {
+};
+
+static void sframe_uret_init(struct sframe_uret *u)
+{
+}
+
+static bool sframe_uret_pc(struct sframe_uret *u, unsigned long *pc,
+			   unsigned long sp)
+{
+	return true;
+}
+#endif
+
 /*
  * Unwind one frame.  For a caller's frame the PC is a return address,
  * which may lie just past the end of the calling function: look up the
@@ -255,7 +333,9 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
  * marks, at the depth limit, after SFRAME_SAMPLE_MAX_FRAMES frames
  * (counted, see sframe_budget_stops()), at a frame neither a table nor
  * a frame record describes, or when the stack pointer would not move up;
- * only the step out of a signal frame may move it anywhere.
+ * only the step out of a signal frame may move it anywhere.  Where a
+ * pending uretprobe's trampoline stands for a return address, the chain
+ * holds the return address, the sampled PC included.
  *
  * Return: true if the walk was done here; false if the task registered
  * no tables, for the caller to walk frame pointers as before.
@@ -270,9 +350,23 @@ bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 	};
 	struct mm_struct *mm = current->mm;
 	unsigned int frames = 0;
+	struct sframe_uret uret;
 
 	if (!mm || !rcu_access_pointer(mm->sframe))
 		return false;
+	/*
+	 * Trampolines are mapped back before their caller is looked up, and
+	 * the chain keeps none for perf's fix-up after the walk to assign
+	 * again: it would start over at the newest instance.  A task stopped
+	 * on the trampoline is about to run its caller's code; the sampled
+	 * PC, stored last, is mapped in place.
+	 */
+	sframe_uret_init(&uret);
+	if (!sframe_uret_pc(&uret, &w.pc, w.sp))
+		return true;
+	if (w.pc != pc && entry->entry->nr &&
+	    entry->entry->ip[entry->entry->nr - 1] == pc)
+		entry->entry->ip[entry->entry->nr - 1] = w.pc;
 	rcu_read_lock();
 	while (entry->nr < entry->max_stack) {
 		/* Bounds the sample's work whatever the depth limit. */
@@ -280,7 +374,8 @@ bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 			atomic_long_inc(&sframe_budget_stopped);
 			break;
 		}
-		if (!sframe_step(mm, &w) || !w.pc || w.pc >= TASK_SIZE)
+		if (!sframe_step(mm, &w) || !sframe_uret_pc(&uret, &w.pc, w.sp) ||
+		    !w.pc || w.pc >= TASK_SIZE)
 			break;
 		if (perf_callchain_store(entry, w.pc))
 			break;
