@@ -158,12 +158,25 @@ void sframe_region_detach(struct sframe_region *r)
  * sframe_index_remove() - remove an entry from its index and free it
  * @mm: the mm, whose mmap lock the caller holds for writing.
  * @r: the entry.
+ *
+ * Cannot fail, as a mapping's ->close() may not: the entry is freed
+ * after a grace period, so it must be out of the index first, and an
+ * RCU maple tree allocates to remove a range.  That allocation is a
+ * node or a few, which __GFP_NOFAIL may ask for.
  */
 void sframe_index_remove(struct mm_struct *mm, struct sframe_region *r)
 {
 	struct sframe_mm *smm = sframe_mm_locked(mm);
+	int err;
 
-	mtree_erase(&smm->index, r->start);
+	err = mtree_store_range(&smm->index, r->start, r->end - 1, NULL,
+				GFP_KERNEL_ACCOUNT | __GFP_NOFAIL);
+	/*
+	 * Only a range the tree cannot hold fails now.  An entry left in
+	 * the index must not be freed: exit detaches it with the rest.
+	 */
+	if (WARN_ON_ONCE(err))
+		return;
 	smm->nr--;
 	sframe_region_detach(r);
 }
@@ -245,8 +258,8 @@ static int sframe_fork_jit(struct sframe_mm *smm, struct mm_struct *mm,
 
 /*
  * Every JIT registry the child maps gets its own copy of the pages at
- * the same address, registered if the parent's is, or past the
- * locked-memory limit ordinary memory in its place.
+ * the same address, registered if the parent's is, or past the limit
+ * of sframe_charge() ordinary memory in its place.
  */
 static int sframe_fork_jits(struct sframe_mm *smm, struct mm_struct *mm)
 {

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every allocation of every registration path fails in turn (fail-nth,
+ * Documentation/fault-injection/fault-injection.rst): each call either
+ * succeeds or returns its documented error, and leaves the process's
+ * registrations as they were; the debug kernel's KASAN sees that no
+ * freed entry stays reachable, kmemleak that nothing is left behind.
+ *
+ * It needs CONFIG_FAULT_INJECTION with FAILSLAB and FAIL_PAGE_ALLOC and
+ * their debugfs knobs (mk/debug.config), and skips without them.
+ */
+#include <sys/mount.h>
+
+#include "sframe_test.h"
+
+#define FAIL_NTH	"/proc/thread-self/fail-nth"
+#define DEBUGFS		"/sys/kernel/debug"
+/* More than any path here allocates, so that the loops end. */
+#define MAX_NTH		400
+
+/*
+ * Have fail-nth reach the allocations that may sleep (every one here),
+ * of any order, without a report per injected failure.
+ */
+static int fault_knobs_set(void)
+{
+	static const char *const knobs[][2] = {
+		{ "failslab/ignore-gfp-wait", "N" },
+		{ "failslab/verbose", "0" },
+		{ "fail_page_alloc/ignore-gfp-wait", "N" },
+		{ "fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ "fail_page_alloc/min-order", "0" },
+		{ "fail_page_alloc/verbose", "0" },
+	};
+	char path[128];
+	unsigned int i;
+	int err;
+
+	if (access(FAIL_NTH, W_OK))
+		return -ENOENT;
+	if (access(DEBUGFS "/failslab", F_OK))
+		mount("debugfs", DEBUGFS, "debugfs", 0, NULL);
+	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
+		snprintf(path, sizeof(path), DEBUGFS "/%s", knobs[i][0]);
+		err = sysctl_write(path, knobs[i][1]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void fail_nth_set(unsigned int nth)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", nth);
+	sysctl_write(FAIL_NTH, buf);
+}
+
+/* Was the failure set up by fail_nth_set() injected?  Disarms it. */
+static bool fail_nth_fired(void)
+{
+	char buf[16] = "";
+	bool fired;
+
+	sysctl_read(FAIL_NTH, buf, sizeof(buf));
+	fired = atoi(buf) == 0;
+	sysctl_write(FAIL_NTH, "0");
+	return fired;
+}
+
+/* A small valid section: one function of two rows, in its own page. */
+static const unsigned char small_section[] = {
+	0xe2, 0xde, 2, 1, 3, 0, 0xf8, 0,	/* magic, v2, sorted, AMD64 */
+	1, 0, 0, 0,				/* one descriptor */
+	2, 0, 0, 0,				/* two rows */
+	6, 0, 0, 0,				/* of 3 bytes each */
+	0, 0, 0, 0,				/* descriptors at 0 */
+	20, 0, 0, 0,				/* rows after them */
+	0x00, 0x10, 0, 0,			/* start: section + 0x1000 */
+	0x10, 0, 0, 0,				/* 16 bytes */
+	0, 0, 0, 0,				/* rows at 0 */
+	2, 0, 0, 0,				/* two of them */
+	0, 0, 0, 0,				/* 1-byte starts */
+	0, 0x03, 8,				/* at 0: CFA = SP + 8 */
+	1, 0x03, 16,				/* at 1: CFA = SP + 16 */
+};
+
+FIXTURE(fault) {
+	char *arena;
+	unsigned long start;
+	unsigned long end;
+	unsigned char *sec;
+	char *text;
+};
+
+FIXTURE_SETUP(fault)
+{
+	int err;
+
+	if (sframe_skip(_metadata))
+		return;
+	err = fault_knobs_set();
+	if (err)
+		SKIP(return, "no fail-nth fault injection: %s",
+		     strerror(-err));
+	self->arena = arena_reserve(64);
+	ASSERT_NE(MAP_FAILED, self->arena);
+	self->start = (unsigned long)self->arena;
+	self->end = self->start + 16 * page_size();
+	self->sec = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->sec);
+	memcpy(self->sec, small_section, sizeof(small_section));
+	self->text = mmap(NULL, page_size(), PROT_READ | PROT_EXEC,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->text);
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	sysctl_write(FAIL_NTH, "0");
+}
+
+static int elf_add(struct _test_data_fault *self)
+{
+	return elf_register((unsigned long)self->sec, sizeof(small_section),
+			    (unsigned long)self->text,
+			    (unsigned long)self->text + page_size());
+}
+
+static int elf_remove(struct _test_data_fault *self)
+{
+	return range_unregister((unsigned long)self->text,
+				(unsigned long)self->text + page_size());
+}
+
+/*
+ * SFRAME_REGISTER_ELF: registered, or ENOMEM and not registered; a
+ * failed call's copy is gone (kmemleak), a registered one removable.
+ */
+TEST_F(fault, elf_registration_fails_whole_at_every_allocation)
+{
+	unsigned int nth, fired = 0;
+	bool more = true;
+	int ret;
+
+	for (nth = 1; more && nth <= MAX_NTH; nth++) {
+		fail_nth_set(nth);
+		ret = elf_add(self);
+		more = fail_nth_fired();
+		fired += more;
+		if (ret) {
+			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
+			ASSERT_EQ(-ENOENT, elf_remove(self));
+		} else {
+			ASSERT_EQ(0, elf_remove(self)) TH_LOG("allocation %u", nth);
+		}
+	}
+	ASSERT_FALSE(more);
+	ASSERT_LT(0U, fired);
+}
+
+/*
+ * SFRAME_REGISTER_JIT: mapped and registered, or ENOMEM with neither;
+ * SFRAME_REPLACE_JIT then: the new registry or the old one, never none.
+ */
+TEST_F(fault, jit_registration_and_replacement_fail_whole)
+{
+	struct sframe_jit_header *h, *n;
+	unsigned int nth;
+	bool more = true;
+	int ret;
+
+	for (nth = 1; more && nth <= MAX_NTH; nth++) {
+		fail_nth_set(nth);
+		ret = jit_register(self->start, self->end, 16, 16, &h);
+		more = fail_nth_fired();
+		if (ret) {
+			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
+			ASSERT_FALSE(range_is_registered(self->start,
+							 self->end));
+			continue;
+		}
+		ASSERT_EQ(0, munmap(h, h->map_size));
+		ASSERT_FALSE(range_is_registered(self->start, self->end));
+	}
+	ASSERT_FALSE(more);
+
+	more = true;
+	for (nth = 1; more && nth <= MAX_NTH; nth++) {
+		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+		fail_nth_set(nth);
+		ret = jit_replace(self->start, self->end, 64, 64, &n);
+		more = fail_nth_fired();
+		ASSERT_TRUE(range_is_registered(self->start, self->end));
+		if (ret) {
+			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
+			n = NULL;
+		}
+		ASSERT_EQ(0, range_unregister(self->start, self->end));
+		ASSERT_EQ(0, munmap(h, h->map_size));
+		if (n)
+			ASSERT_EQ(0, munmap(n, n->map_size));
+	}
+	ASSERT_FALSE(more);
+}
+
+/*
+ * Removal cannot fail: SFRAME_UNREGISTER and the munmap() of a registry
+ * take the entry out of the index whatever allocation fails, and the
+ * range is free again.  Were an entry left in the index, freed, the next
+ * lookup of the range would read it (KASAN).
+ */
+TEST_F(fault, removal_cannot_fail_at_any_allocation)
+{
+	struct sframe_jit_header *h;
+	unsigned int nth;
+	bool more = true;
+
+	for (nth = 1; more && nth <= MAX_NTH; nth++) {
+		ASSERT_EQ(0, elf_add(self));
+		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+		fail_nth_set(nth);
+		ASSERT_EQ(0, elf_remove(self)) TH_LOG("allocation %u", nth);
+		more = fail_nth_fired();
+		fail_nth_set(nth);
+		ASSERT_EQ(0, munmap(h, h->map_size));
+		more |= fail_nth_fired();
+		ASSERT_EQ(-ENOENT, elf_remove(self));
+		ASSERT_FALSE(range_is_registered(self->start, self->end));
+	}
+	ASSERT_FALSE(more);
+}
+
+/*
+ * fork() with registrations: the child gets them all, or fork fails with
+ * ENOMEM and the parent's stay as they were.
+ */
+TEST_F(fault, fork_copies_registrations_or_fails_whole)
+{
+	struct sframe_jit_header *h;
+	unsigned int nth;
+	bool more = true;
+	pid_t pid;
+
+	ASSERT_EQ(0, elf_add(self));
+	ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+	for (nth = 1; more && nth <= MAX_NTH * 4; nth++) {
+		fail_nth_set(nth);
+		pid = fork();
+		if (!pid) {
+			sysctl_write(FAIL_NTH, "0");
+			_exit(elf_add(self) == -EEXIST &&
+			      range_is_registered(self->start, self->end) ?
+			      0 : 1);
+		}
+		more = fail_nth_fired();
+		if (pid < 0) {
+			ASSERT_TRUE(errno == ENOMEM || errno == EAGAIN)
+				TH_LOG("allocation %u: %s", nth,
+				       strerror(errno));
+		} else {
+			ASSERT_EQ(0, child_status(pid))
+				TH_LOG("allocation %u", nth);
+		}
+		ASSERT_EQ(-EEXIST, elf_add(self));
+		ASSERT_TRUE(range_is_registered(self->start, self->end));
+	}
+	ASSERT_FALSE(more);
+	ASSERT_EQ(0, elf_remove(self));
+	ASSERT_EQ(0, munmap(h, h->map_size));
+}
+
+TEST_HARNESS_MAIN
