@@ -28,8 +28,10 @@
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/overflow.h>
+#include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/sched/user.h>
+#include <linux/siphash.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -40,11 +42,21 @@
 /*
  * The copies that can be shared, by key.  The last reference may be
  * dropped from an RCU callback, so the lock is taken with interrupts
- * off.
+ * off.  Keys are hashed with a key chosen at boot: a user picks the
+ * offsets and sizes of its sections, and could otherwise fill one
+ * bucket for every other user's lookups to walk under the lock.
  */
-#define SFRAME_ELF_HASH_BITS	8
+#define SFRAME_ELF_HASH_BITS	10
 static DEFINE_HASHTABLE(sframe_elf_shared, SFRAME_ELF_HASH_BITS);
 static DEFINE_SPINLOCK(sframe_elf_lock);
+static siphash_key_t sframe_elf_hash_key __ro_after_init;
+
+static int __init sframe_elf_init(void)
+{
+	get_random_bytes(&sframe_elf_hash_key, sizeof(sframe_elf_hash_key));
+	return 0;
+}
+late_initcall(sframe_elf_init);
 
 /* Bytes compared, or copied, between two chances to reschedule. */
 #define SFRAME_ELF_CHUNK	(64 * 1024UL)
@@ -52,9 +64,10 @@ static DEFINE_SPINLOCK(sframe_elf_lock);
 static u32 sframe_elf_hash(const struct sframe_elf_key *key,
 			   unsigned long size)
 {
-	u64 h = (unsigned long)key->inode ^ (unsigned long)key->user;
+	u64 h = siphash_4u64((unsigned long)key->inode,
+			     (unsigned long)key->user, key->pos, size,
+			     &sframe_elf_hash_key);
 
-	h ^= (u64)key->pos * 31 + size;
 	return hash_64(h, SFRAME_ELF_HASH_BITS);
 }
 

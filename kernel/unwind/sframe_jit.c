@@ -408,6 +408,20 @@ unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file)
 	return addr;
 }
 
+/* Bytes copied between two chances to reschedule. */
+#define SFRAME_JIT_COPY_CHUNK	(256 * 1024UL)
+
+static void sframe_jit_copy_area(void *dst, const void *src, size_t len)
+{
+	size_t off, n;
+
+	for (off = 0; off < len; off += n) {
+		n = min(len - off, SFRAME_JIT_COPY_CHUNK);
+		memcpy(dst + off, src + off, n);
+		cond_resched();
+	}
+}
+
 /**
  * sframe_jit_copy() - carry a registry's published state into its successor
  * @new: the replacement, of @old's kind and at least as large as @old in
@@ -418,7 +432,8 @@ unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file)
  * published or not: a JIT may have written rows and rules ahead of the
  * descriptor that will publish them.  The producer is not appending
  * meanwhile (the ABI asks it not to); if it is, it only hurts its own
- * stack traces.
+ * stack traces.  A registry can be hundreds of MiB, copied under the
+ * mmap lock: the scheduler is let in between chunks.
  */
 void sframe_jit_copy(struct sframe_jit_reg *new,
 		     const struct sframe_jit_reg *old)
@@ -427,13 +442,17 @@ void sframe_jit_copy(struct sframe_jit_reg *new,
 	const struct sframe_jit_header *oh = o->base;
 	struct sframe_jit_header *nh = sframe_jit_mem(new);
 
-	memcpy(sframe_jit_mem(new) + n->fde_off, o->base + o->fde_off,
-	       (size_t)o->fde_cap * sframe_jit_fde_size(o));
-	memcpy(sframe_jit_mem(new) + n->fre_off, o->base + o->fre_off,
-	       (size_t)o->fre_cap * sframe_jit_fre_size(o));
+	sframe_jit_copy_area(sframe_jit_mem(new) + n->fde_off,
+			     o->base + o->fde_off,
+			     (size_t)o->fde_cap * sframe_jit_fde_size(o));
+	sframe_jit_copy_area(sframe_jit_mem(new) + n->fre_off,
+			     o->base + o->fre_off,
+			     (size_t)o->fre_cap * sframe_jit_fre_size(o));
 	if (o->compact)
-		memcpy(sframe_jit_mem(new) + n->rule_off, o->base + o->rule_off,
-		       (size_t)o->rule_cap * sizeof(struct sframe_jit_rule));
+		sframe_jit_copy_area(sframe_jit_mem(new) + n->rule_off,
+				     o->base + o->rule_off,
+				     (size_t)o->rule_cap *
+				     sizeof(struct sframe_jit_rule));
 	nh->seq = READ_ONCE(oh->seq);
 	nh->fde_count = READ_ONCE(oh->fde_count);
 }
