@@ -17,6 +17,7 @@
  */
 #include <kunit/visibility.h>
 #include <linux/atomic.h>
+#include <linux/bitops.h>
 #include <linux/compiler.h>
 #include <linux/errno.h>
 #include <linux/export.h>
@@ -1509,6 +1510,25 @@ sframe_jit_clookup(const struct sframe_jit_view *v, u32 count,
 		return SFRAME_FIND_MALFORMED;
 	return sframe_jit_cfde_find(v, fde, s.lo_key, off, row);
 }
+
+/**
+ * sframe_jit_max_reads() - most records a lookup in a JIT registry reads
+ * @v: the kernel's private view of the registry.
+ *
+ * The header twice (seq before and after), at most fls() of the
+ * descriptor capacity descriptors probed, the one found and the one
+ * before, the function's first row, at most fls() of the row capacity
+ * rows probed, the one before the row found, and its rule: at most
+ * SFRAME_JIT_MAX_READS.  From the capacities the kernel keeps, never
+ * from the registry.
+ *
+ * Return: the bound.
+ */
+u32 sframe_jit_max_reads(const struct sframe_jit_view *v)
+{
+	return 8 + fls(v->fde_cap) + fls(v->fre_cap);
+}
+EXPORT_SYMBOL_IF_KUNIT(sframe_jit_max_reads);
 
 /**
  * sframe_jit_find() - find the frame row that applies at a PC in a JIT

@@ -83,6 +83,8 @@ static void sframe_jit_count(const struct sframe_jit_reg *reg,
  *	section.
  * @pc: the address to look up.
  * @row: filled in on a hit.
+ * @reads: increased by the records the lookup read, for a JIT registry
+ *	the most it may read (sframe_jit_max_reads()).
  *
  * Safe in NMI context: a JIT registry is read through the kernel's
  * mapping with the layout the kernel keeps privately, and its counters
@@ -92,12 +94,18 @@ static void sframe_jit_count(const struct sframe_jit_reg *reg,
  * Return: an enum sframe_find_result.
  */
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
-		       struct sframe_row *row)
+		       struct sframe_row *row, u32 *reads)
 {
 	enum sframe_find_result res;
+	u32 n;
 
-	if (r->kind == SFRAME_REGION_ELF)
-		return sframe_table_find(r->elf->table, pc - r->bias, row);
+	if (r->kind == SFRAME_REGION_ELF) {
+		res = sframe_table_find_reads(r->elf->table, pc - r->bias, row,
+					      &n);
+		*reads += n;
+		return res;
+	}
+	*reads += sframe_jit_max_reads(&r->jit->view);
 	res = sframe_jit_find(&r->jit->view, pc, row);
 	sframe_jit_count(r->jit, res);
 	return res;

@@ -17,6 +17,6 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 					   unsigned long addr);
 bool sframe_region_covers(const struct sframe_region *r, unsigned long addr);
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
-		       struct sframe_row *row);
+		       struct sframe_row *row, u32 *reads);
 
 #endif /* _KERNEL_UNWIND_SFRAME_LOOKUP_H */

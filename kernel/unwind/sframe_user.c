@@ -27,13 +27,17 @@
 #include "sframe.h"
 #include "sframe_lookup.h"
 
-/* Samples whose walk used up its SFRAME_SAMPLE_MAX_FRAMES frames. */
+/*
+ * Samples whose walk used up its SFRAME_SAMPLE_MAX_FRAMES frames or its
+ * SFRAME_SAMPLE_MAX_READS reads.
+ */
 static atomic_long_t sframe_budget_stopped;
 
 /**
  * sframe_budget_stops() - samples whose walk hit its budget
  *
- * Return: how many walks stopped at SFRAME_SAMPLE_MAX_FRAMES frames.
+ * Return: how many walks stopped at SFRAME_SAMPLE_MAX_FRAMES frames or
+ * for want of reads to take one more frame's worst case.
  */
 unsigned long sframe_budget_stops(void)
 {
@@ -52,7 +56,8 @@ static const u8 sframe_sigreturn_insn[] = {
  * Where the walk stands: the frame being unwound.  @exact_pc: the PC is
  * not a return address (the sampled one, or one a signal interrupted).
  * @at_entry: the frame is at its function's first instruction, which
- * has not run yet.
+ * has not run yet.  @reads: the records and user words read so far, for
+ * SFRAME_SAMPLE_MAX_READS.
  */
 struct sframe_walk {
 	unsigned long pc;
@@ -60,11 +65,14 @@ struct sframe_walk {
 	unsigned long fp;
 	bool exact_pc;
 	bool at_entry;
+	u32 reads;
 	struct sframe_region *last;
 };
 
-static bool sframe_read_word(unsigned long addr, unsigned long *val)
+static bool sframe_read_word(struct sframe_walk *w, unsigned long addr,
+			     unsigned long *val)
 {
+	w->reads++;
 	if (!IS_ALIGNED(addr, sizeof(long)))
 		return false;
 	return !copy_from_user_nofault(val, (const void __user *)addr,
@@ -81,8 +89,8 @@ static bool sframe_fp_step(struct sframe_walk *w)
 
 	if (w->fp < w->sp || w->fp > TASK_SIZE - 2 * sizeof(long))
 		return false;
-	if (!sframe_read_word(w->fp, &next_fp) ||
-	    !sframe_read_word(w->fp + sizeof(long), &ra))
+	if (!sframe_read_word(w, w->fp, &next_fp) ||
+	    !sframe_read_word(w, w->fp + sizeof(long), &ra))
 		return false;
 	w->sp = w->fp + 2 * sizeof(long);
 	w->fp = next_fp;
@@ -100,7 +108,8 @@ static bool sframe_entry_step(struct sframe_walk *w)
 {
 	unsigned long ra;
 
-	if (w->sp > TASK_SIZE - sizeof(long) || !sframe_read_word(w->sp, &ra))
+	if (w->sp > TASK_SIZE - sizeof(long) ||
+	    !sframe_read_word(w, w->sp, &ra))
 		return false;
 	w->sp += sizeof(long);
 	w->pc = ra;
@@ -122,15 +131,15 @@ static bool sframe_fallback_step(struct sframe_walk *w, bool at_entry)
  * nine bytes are read as the two aligned words that hold them wherever
  * they start, which lie on the pages the bytes do.
  */
-static bool sframe_at_sigreturn(unsigned long pc)
+static bool sframe_at_sigreturn(struct sframe_walk *w)
 {
-	unsigned long at = pc & ~(sizeof(long) - 1);
+	unsigned long at = w->pc & ~(sizeof(long) - 1);
 	unsigned long insn[2];
 
-	if (!sframe_read_word(at, &insn[0]) ||
-	    !sframe_read_word(at + sizeof(long), &insn[1]))
+	if (!sframe_read_word(w, at, &insn[0]) ||
+	    !sframe_read_word(w, at + sizeof(long), &insn[1]))
 		return false;
-	return !memcmp((u8 *)insn + (pc - at), sframe_sigreturn_insn,
+	return !memcmp((u8 *)insn + (w->pc - at), sframe_sigreturn_insn,
 		       sizeof(sframe_sigreturn_insn));
 }
 
@@ -149,9 +158,9 @@ static bool sframe_signal_step(struct sframe_walk *w)
 		return false;
 	frame = w->sp - sizeof(long);
 	sc = frame + offsetof(struct rt_sigframe, uc.uc_mcontext);
-	if (!sframe_read_word(sc + offsetof(struct sigcontext, ip), &ip) ||
-	    !sframe_read_word(sc + offsetof(struct sigcontext, sp), &sp) ||
-	    !sframe_read_word(sc + offsetof(struct sigcontext, bp), &fp))
+	if (!sframe_read_word(w, sc + offsetof(struct sigcontext, ip), &ip) ||
+	    !sframe_read_word(w, sc + offsetof(struct sigcontext, sp), &sp) ||
+	    !sframe_read_word(w, sc + offsetof(struct sigcontext, bp), &fp))
 		return false;
 	if (sp >= TASK_SIZE)
 		return false;
@@ -179,9 +188,9 @@ static int sframe_row_step(struct sframe_walk *w, const struct sframe_row *row)
 		return 0;
 	if (ret || step.cfa <= w->sp || step.cfa > TASK_SIZE)
 		return -1;
-	if (!sframe_read_word(step.ra_addr, &ra))
+	if (!sframe_read_word(w, step.ra_addr, &ra))
 		return -1;
-	if (step.fp_saved && !sframe_read_word(step.fp_addr, &fp))
+	if (step.fp_saved && !sframe_read_word(w, step.fp_addr, &fp))
 		return -1;
 	w->sp = step.cfa;
 	w->fp = fp;
@@ -205,6 +214,7 @@ static struct sframe_region *sframe_region_cached(struct mm_struct *mm,
 
 	if (r && sframe_region_covers(r, pc))
 		return r;
+	w->reads += SFRAME_INDEX_MAX_READS;
 	r = sframe_region_lookup(mm, pc);
 	if (r)
 		w->last = r;
@@ -307,13 +317,14 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
 	w->exact_pc = false;
 	w->at_entry = false;
 	r = sframe_region_cached(mm, w, pc);
-	if (r && sframe_region_find(r, pc, &row) == SFRAME_FIND_HIT) {
+	if (r && sframe_region_find(r, pc, &row, &w->reads) ==
+		 SFRAME_FIND_HIT) {
 		if (row.signal)
 			return sframe_signal_step(w);
 		ret = sframe_row_step(w, &row);
 		if (ret >= 0)
 			return ret > 0;
-	} else if (sframe_at_sigreturn(w->pc)) {
+	} else if (sframe_at_sigreturn(w)) {
 		return sframe_signal_step(w);
 	}
 	return sframe_fallback_step(w, at_entry);
@@ -330,10 +341,12 @@ static bool sframe_step(struct mm_struct *mm, struct sframe_walk *w)
  *	describes that function, its return address is taken from @sp.
  *
  * Safe in NMI context.  The walk stops at the outermost frame a table
- * marks, at the depth limit, after SFRAME_SAMPLE_MAX_FRAMES frames
- * (counted, see sframe_budget_stops()), at a frame neither a table nor
- * a frame record describes, or when the stack pointer would not move up;
- * only the step out of a signal frame may move it anywhere.  Where a
+ * marks, at the depth limit, after SFRAME_SAMPLE_MAX_FRAMES frames or
+ * before a frame whose worst case would take its reads past
+ * SFRAME_SAMPLE_MAX_READS (both counted, see sframe_budget_stops()), at
+ * a frame neither a table nor a frame record describes, or when the
+ * stack pointer would not move up; only the step out of a signal frame
+ * may move it anywhere.  Where a
  * pending uretprobe's trampoline stands for a return address, the chain
  * holds the return address, the sampled PC included.
  *
@@ -370,7 +383,8 @@ bool sframe_callchain_user(struct perf_callchain_entry_ctx *entry,
 	rcu_read_lock();
 	while (entry->nr < entry->max_stack) {
 		/* Bounds the sample's work whatever the depth limit. */
-		if (frames++ == SFRAME_SAMPLE_MAX_FRAMES) {
+		if (frames++ == SFRAME_SAMPLE_MAX_FRAMES ||
+		    w.reads > SFRAME_SAMPLE_MAX_READS - SFRAME_FRAME_MAX_READS) {
 			atomic_long_inc(&sframe_budget_stopped);
 			break;
 		}

@@ -103,18 +103,24 @@ bool sframe_region_covers(const struct sframe_region *r, unsigned long addr)
  * @r: a region from sframe_region_lookup().
  * @pc: the address to look up.
  * @row: filled in on a hit.
+ * @reads: increased by the records read, as the kernel counts them.
  *
  * Return: an enum sframe_find_result.
  */
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
-		       struct sframe_row *row)
+		       struct sframe_row *row, u32 *reads)
 {
+	enum sframe_find_result res;
+	u32 n;
+
 	if (uwalk_linear)
 		return sframe_sec_find(&r->sec, pc, row);
 	/* Kept for linear walks only: the kernel refused to convert it. */
 	if (!r->table)
 		return SFRAME_FIND_NONE;
-	return sframe_table_find(r->table, pc, row);
+	res = sframe_table_find_reads(r->table, pc, row, &n);
+	*reads += n;
+	return res;
 }
 
 /*
@@ -303,11 +309,12 @@ bool uwalk_covered(uint64_t pc, bool first)
 {
 	struct sframe_region *r;
 	struct sframe_row row;
+	u32 reads = 0;
 
 	if (!first)
 		pc--;
 	r = sframe_region_lookup(&uwalk_mm, pc);
-	return r && sframe_region_find(r, pc, &row) == SFRAME_FIND_HIT;
+	return r && sframe_region_find(r, pc, &row, &reads) == SFRAME_FIND_HIT;
 }
 
 int uwalk_objects(unsigned long *funcs)

@@ -10,7 +10,9 @@
  *  - the budget of a sample: a stack of more frames than
  *    SFRAME_SAMPLE_MAX_FRAMES, under a larger depth limit, is walked for
  *    that many frames and the stop counted; a shorter one, or a smaller
- *    limit, is walked whole, uncounted;
+ *    limit, is walked whole, uncounted; a stack of frames that each cost
+ *    a search of 65,535 rows stops, counted, before its reads could pass
+ *    SFRAME_SAMPLE_MAX_READS, and not much before;
  *  - over every hostile section, the walk through the converted tables
  *    is the walk through the sections themselves.
  *
@@ -58,6 +60,7 @@ struct func {
 	  .mask = (m), .err = (e) }
 
 static struct func funcs[] = {
+	FUNC("one row", 2, 0x10, 1, false, 0),
 	FUNC("65535 rows", 2, 0xffff, 0xffff, false, 0),
 	FUNC("65536 rows", 2, 0x10000, 0x10000, false, -E2BIG),
 	FUNC("v1, 65535 rows", 1, 0xffff, 0xffff, false, 0),
@@ -124,6 +127,29 @@ static void check_budget(const struct func *f)
 	      "a walk within the budget is not counted");
 }
 
+/*
+ * Frames of @f, each a search of its rows and one word of stack: the
+ * walk stops for its reads, counted, having taken at least as many
+ * frames as the worst case of each would allow.
+ */
+static void check_read_budget(const struct func *f)
+{
+	static uint64_t pcs[MAX_WORDS + 1];
+	unsigned long stops = uwalk_budget_stops();
+	int least = (SFRAME_SAMPLE_MAX_READS - SFRAME_FRAME_MAX_READS) /
+		    (SFRAME_TABLE_MAX_READS + 1);
+	char name[128];
+	int n;
+
+	n = walk(f->pc, MAX_WORDS, MAX_WORDS, pcs);
+	snprintf(name, sizeof(name),
+		 "%s: %d entries over %d frames, expected %d to %d",
+		 f->name, n, MAX_WORDS, least, SFRAME_SAMPLE_MAX_FRAMES);
+	check(n >= least && n <= SFRAME_SAMPLE_MAX_FRAMES, name);
+	check(uwalk_budget_stops() == stops + 1,
+	      "a walk stopped by its reads is counted");
+}
+
 /* The walk by the tables is the walk by the sections. */
 static void check_same_walk(const struct func *f)
 {
@@ -152,6 +178,7 @@ int main(void)
 	}
 	register_all();
 	check_budget(&funcs[0]);
+	check_read_budget(&funcs[1]);
 	for (k = 0; k < ARRAY_SIZE(funcs); k++)
 		if (!funcs[k].err)
 			check_same_walk(&funcs[k]);

@@ -209,6 +209,7 @@ static __always_inline void run_chunks(struct lookup_thread *t, bool count)
 	u32 c, i, j = t->first, frame = 0;
 	struct sframe_row row;
 	u64 o0 = 0, o1 = 0, ticks = 0;
+	u32 reads = 0;
 	double t0, t1;
 	int res;
 
@@ -218,7 +219,8 @@ static __always_inline void run_chunks(struct lookup_thread *t, bool count)
 		t0 = wall_ns();
 		for (i = 0; i < CHUNK; i++) {
 			if (count)
-				res = sframe_region_find(r, b->pcs[j], &row);
+				res = sframe_region_find(r, b->pcs[j], &row,
+							 &reads);
 			else
 				res = uncounted(r, b->pcs[j], &row);
 			t->hits += res == SFRAME_FIND_HIT;

@@ -42,8 +42,10 @@
  * be an aligned word, at most five of them per frame, RCU balanced, and
  * nothing returned when nothing is registered.  The bound of one
  * sample's work holds: at most SFRAME_SAMPLE_MAX_FRAMES frames, the walk
- * stopped there being counted, and at most SFRAME_TABLE_MAX_READS table
- * records per lookup.
+ * stopped there being counted, at most SFRAME_TABLE_MAX_READS table
+ * records per lookup, and at most SFRAME_SAMPLE_MAX_READS reads of
+ * records and words in all, a walk stopped before the reference for
+ * them being counted and a prefix of the reference's.
  */
 #include <limits.h>
 
@@ -112,6 +114,8 @@ static struct {
 	unsigned long reads;
 	unsigned long finds;		/* table lookups */
 	unsigned long table_reads;	/* their records read */
+	unsigned long lookups;		/* index lookups */
+	unsigned long charged;		/* records the lookups counted */
 } g;
 
 void sframe_fuzz_rcu_misuse(const char *what)
@@ -181,6 +185,7 @@ struct sframe_region *sframe_region_lookup(struct mm_struct *mm,
 	struct sframe_mm *smm = rcu_dereference(mm->sframe);
 
 	FUZZ_CHECK(mm == &g.mm && smm == &g.smm, "lookup in a foreign mm");
+	g.lookups++;
 	return find_region(addr);
 }
 
@@ -195,7 +200,7 @@ bool sframe_region_covers(const struct sframe_region *r, unsigned long addr)
  * table, whose work is counted against SFRAME_TABLE_MAX_READS.
  */
 int sframe_region_find(struct sframe_region *r, unsigned long pc,
-		       struct sframe_row *row)
+		       struct sframe_row *row, u32 *reads)
 {
 	int ret;
 	u32 n;
@@ -203,11 +208,19 @@ int sframe_region_find(struct sframe_region *r, unsigned long pc,
 	FUZZ_CHECK(sframe_fuzz_rcu_depth > 0, "region used outside RCU");
 	FUZZ_CHECK(pc >= r->start && pc < r->end,
 		   "pc %#lx looked up in [%#lx, %#lx)", pc, r->start, r->end);
-	if (r->jit)
+	if (r->jit) {
+		n = sframe_jit_max_reads(&r->view);
+		FUZZ_CHECK(n <= SFRAME_JIT_MAX_READS,
+			   "a JIT lookup's bound of %u reads", n);
+		*reads += n;
+		g.charged += n;
 		return sframe_jit_find(&r->view, pc, row);
+	}
 	ret = sframe_table_find_reads(r->table, pc, row, &n);
 	FUZZ_CHECK(n <= SFRAME_TABLE_MAX_READS, "pc %#lx: %u records read",
 		   pc, n);
+	*reads += n;
+	g.charged += n;
 	g.finds++;
 	g.table_reads += n;
 	return ret;
@@ -555,7 +568,7 @@ static void walk(struct ref_regs regs, u32 max, bool registered,
 	struct perf_callchain_entry *chain = (void *)buf;
 	struct perf_callchain_entry_ctx ctx = { .entry = chain,
 						.max_stack = max };
-	unsigned long stops = sframe_budget_stops();
+	unsigned long stops = sframe_budget_stops(), total;
 	u64 want[MAX_DEEP];
 	bool done, budget_hit;
 	u32 n, i;
@@ -564,6 +577,8 @@ static void walk(struct ref_regs regs, u32 max, bool registered,
 	g.task.mm = &g.mm;
 	sframe_fuzz_current = &g.task;
 	g.reads = 0;
+	g.lookups = 0;
+	g.charged = 0;
 	perf_callchain_store(&ctx, regs.pc);
 	done = sframe_callchain_user(&ctx, regs.pc, regs.sp, regs.fp,
 				     at_entry);
@@ -592,7 +607,16 @@ static void walk(struct ref_regs regs, u32 max, bool registered,
 		FUZZ_CHECK(ctx.nr == 1 && !g.reads, "walked without tables");
 		return;
 	}
+	total = g.reads + SFRAME_INDEX_MAX_READS * g.lookups + g.charged;
+	FUZZ_CHECK(total <= SFRAME_SAMPLE_MAX_READS, "%lu reads in a sample",
+		   total);
 	n = ref_walk(regs, max, at_entry, want, &budget_hit);
+	/* Stopped for its reads: what it took is the reference's start. */
+	if (ctx.nr < n && sframe_budget_stops() == stops + 1 &&
+	    total > SFRAME_SAMPLE_MAX_READS - SFRAME_FRAME_MAX_READS) {
+		n = ctx.nr;
+		budget_hit = true;
+	}
 	FUZZ_CHECK(sframe_budget_stops() == stops + budget_hit,
 		   "budget stops %lu, then %lu; the reference hit it: %d",
 		   stops, sframe_budget_stops(), budget_hit);
