@@ -5,6 +5,10 @@
  * succeeds or returns its documented error, and leaves the process's
  * registrations as they were; the debug kernel's KASAN sees that no
  * freed entry stays reachable, kmemleak that nothing is left behind.
+ * A failure fail-nth injects is one: an allocator that retries, as the
+ * maple tree does, gets past it.  So removal is also tried with every
+ * allocation of this thread failing (make-it-fail, with the
+ * probability at 100 for the tasks that ask).
  *
  * It needs CONFIG_FAULT_INJECTION with FAILSLAB and FAIL_PAGE_ALLOC and
  * their debugfs knobs (mk/debug.config), and skips without them.
@@ -31,6 +35,15 @@ static int fault_knobs_set(void)
 		{ "fail_page_alloc/ignore-gfp-highmem", "N" },
 		{ "fail_page_alloc/min-order", "0" },
 		{ "fail_page_alloc/verbose", "0" },
+		/* Everything fails for a thread with make-it-fail, only. */
+		{ "failslab/task-filter", "Y" },
+		{ "failslab/probability", "100" },
+		{ "failslab/interval", "1" },
+		{ "failslab/times", "-1" },
+		{ "fail_page_alloc/task-filter", "Y" },
+		{ "fail_page_alloc/probability", "100" },
+		{ "fail_page_alloc/interval", "1" },
+		{ "fail_page_alloc/times", "-1" },
 	};
 	char path[128];
 	unsigned int i;
@@ -87,6 +100,7 @@ static const unsigned char small_section[] = {
 };
 
 FIXTURE(fault) {
+	int make_it_fail;
 	char *arena;
 	unsigned long start;
 	unsigned long end;
@@ -104,6 +118,9 @@ FIXTURE_SETUP(fault)
 	if (err)
 		SKIP(return, "no fail-nth fault injection: %s",
 		     strerror(-err));
+	/* Open now: opening it later, failing, would allocate. */
+	self->make_it_fail = open("/proc/thread-self/make-it-fail", O_WRONLY);
+	ASSERT_LE(0, self->make_it_fail);
 	self->arena = arena_reserve(64);
 	ASSERT_NE(MAP_FAILED, self->arena);
 	self->start = (unsigned long)self->arena;
@@ -120,6 +137,15 @@ FIXTURE_SETUP(fault)
 FIXTURE_TEARDOWN(fault)
 {
 	sysctl_write(FAIL_NTH, "0");
+	if (self->make_it_fail > 0)
+		close(self->make_it_fail);
+}
+
+/* Every allocation of this thread fails from now on, or none. */
+static void all_fail(struct _test_data_fault *self, bool on)
+{
+	if (pwrite(self->make_it_fail, on ? "1" : "0", 1, 0) != 1)
+		abort();
 }
 
 static int elf_add(struct _test_data_fault *self)
@@ -133,6 +159,21 @@ static int elf_remove(struct _test_data_fault *self)
 {
 	return range_unregister((unsigned long)self->text,
 				(unsigned long)self->text + page_size());
+}
+
+/*
+ * Is the JIT range free?  Found by registering it, which is undone:
+ * range_is_registered() would leave a free range registered.
+ */
+static bool jit_range_free(struct _test_data_fault *self)
+{
+	struct sframe_jit_header *h;
+
+	if (jit_register(self->start, self->end, 1, 1, &h))
+		return false;
+	range_unregister(self->start, self->end);
+	munmap(h, h->map_size);
+	return true;
 }
 
 /*
@@ -178,12 +219,11 @@ TEST_F(fault, jit_registration_and_replacement_fail_whole)
 		more = fail_nth_fired();
 		if (ret) {
 			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
-			ASSERT_FALSE(range_is_registered(self->start,
-							 self->end));
+			ASSERT_TRUE(jit_range_free(self));
 			continue;
 		}
 		ASSERT_EQ(0, munmap(h, h->map_size));
-		ASSERT_FALSE(range_is_registered(self->start, self->end));
+		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
 	}
 	ASSERT_FALSE(more);
 
@@ -228,9 +268,50 @@ TEST_F(fault, removal_cannot_fail_at_any_allocation)
 		ASSERT_EQ(0, munmap(h, h->map_size));
 		more |= fail_nth_fired();
 		ASSERT_EQ(-ENOENT, elf_remove(self));
-		ASSERT_FALSE(range_is_registered(self->start, self->end));
+		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
 	}
 	ASSERT_FALSE(more);
+}
+
+/*
+ * With every allocation failing, not once but each time it is tried:
+ * SFRAME_UNREGISTER still removes the entry, and munmap() of a registry
+ * removes its registration if it unmaps it at all (it may itself fail
+ * with ENOMEM, leaving both as they were).
+ */
+TEST_F(fault, removal_succeeds_when_every_allocation_fails)
+{
+	struct sframe_jit_header *h;
+	int ret, i;
+
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, elf_add(self));
+		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+		all_fail(self, true);
+		ret = elf_remove(self);
+		all_fail(self, false);
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(-ENOENT, elf_remove(self));
+
+		all_fail(self, true);
+		ret = range_unregister(self->start, self->end);
+		all_fail(self, false);
+		ASSERT_EQ(0, ret);
+		ASSERT_TRUE(jit_range_free(self));
+		ASSERT_EQ(0, munmap(h, h->map_size));
+
+		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+		all_fail(self, true);
+		ret = munmap(h, h->map_size) ? -errno : 0;
+		all_fail(self, false);
+		if (ret) {
+			ASSERT_EQ(-ENOMEM, ret);
+			ASSERT_TRUE(range_is_registered(self->start,
+							self->end));
+			ASSERT_EQ(0, munmap(h, h->map_size));
+		}
+		ASSERT_TRUE(jit_range_free(self));
+	}
 }
 
 /*

@@ -685,16 +685,9 @@ static inline int drop_cap_ipc_lock(bool for_good)
 static inline int cg_write(const char *dir, const char *file, const char *val)
 {
 	char path[256];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	close(fd);
-	return n == (ssize_t)strlen(val) ? 0 : -errno;
+	return sysctl_write(path, val);
 }
 
 /* A cgroup file's number, or -1. */
