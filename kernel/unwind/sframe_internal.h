@@ -84,6 +84,10 @@ struct sframe_mm {
  * @region: its index entry while registered; protected by the mmap lock.
  * @mapped: the one mapping the registry allows was made: its file may
  *	not be mapped again.
+ * @maps: the mappings that reach the registry: its own, and a forked
+ *	child's until fork points it at the child's copy.
+ * @uncharged: its charge was given back, once nothing could use it
+ *	again, or at its last reference.
  * @published: an index entry made it visible to NMI-context readers,
  *	so it is freed only after a grace period.
  * @rcu: waits for those readers before @free_work.
@@ -99,6 +103,8 @@ struct sframe_jit_reg {
 	unsigned long uaddr;
 	struct sframe_region *region;
 	bool mapped;
+	atomic_t maps;
+	atomic_t uncharged;
 	bool published;
 	struct rcu_head rcu;
 	struct work_struct free_work;

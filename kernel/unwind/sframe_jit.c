@@ -33,12 +33,28 @@ static void *sframe_jit_mem(const struct sframe_jit_reg *reg)
 	return (void *)reg->view.base;
 }
 
+/* Give the charge back, once whoever asks first. */
 static void sframe_jit_uncharge(struct sframe_jit_reg *reg)
 {
 	unsigned long pages = reg->size >> PAGE_SHIFT;
 
+	if (atomic_xchg(&reg->uncharged, 1))
+		return;
 	sframe_uncharge(reg->user, pages);
 	atomic64_sub(pages, &reg->acct_mm->pinned_vm);
+}
+
+/*
+ * A mapping of @reg is gone.  The registry is mapped only once, so with
+ * no mapping and no index entry left nothing can use it again: its
+ * charge goes now, not when the file's last reference does, which at
+ * exec or exit is a task_work run after the new image has registered
+ * its own tables.  The caller holds the mmap lock of the mapping's mm.
+ */
+static void sframe_jit_unmapped(struct sframe_jit_reg *reg)
+{
+	if (atomic_dec_and_test(&reg->maps) && !reg->region)
+		sframe_jit_uncharge(reg);
 }
 
 static void sframe_jit_free_work(struct work_struct *work)
@@ -258,6 +274,7 @@ static void sframe_jit_vm_open(struct vm_area_struct *vma)
 {
 	struct sframe_jit_reg *reg = vma->vm_private_data;
 
+	atomic_inc(&reg->maps);
 	refcount_inc(&reg->ref);
 }
 
@@ -272,6 +289,7 @@ static void sframe_jit_vm_close(struct vm_area_struct *vma)
 	 */
 	if (reg->region && vma->vm_mm == reg->mm && vma->vm_start == reg->uaddr)
 		sframe_index_remove(vma->vm_mm, reg->region);
+	sframe_jit_unmapped(reg);
 	sframe_jit_put(reg);
 }
 
@@ -338,6 +356,7 @@ static int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma)
 	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYEXEC);
 	vma->vm_ops = &sframe_jit_vm_ops;
 	vma->vm_private_data = reg;
+	atomic_inc(&reg->maps);
 	refcount_inc(&reg->ref);
 	return 0;
 }
@@ -562,6 +581,7 @@ struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 	reg = sframe_jit_alloc(mm, &old->view);
 	if (PTR_ERR(reg) == -EDQUOT) {
 		sframe_jit_wipe_in_child(vma);
+		sframe_jit_unmapped(old);
 		sframe_jit_put(old);
 		return NULL;
 	}
@@ -575,10 +595,12 @@ struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
 	sframe_jit_copy_pages(reg, old);
 	/* The child's mapping is the one mapping its file allows. */
 	reg->mapped = true;
+	atomic_set(&reg->maps, 1);
 	reg->mm = mm;
 	reg->uaddr = vma->vm_start;
 	sframe_jit_swap_file(vma, file);
 	vma->vm_private_data = reg;
+	sframe_jit_unmapped(old);
 	sframe_jit_put(old);
 	return reg;
 }

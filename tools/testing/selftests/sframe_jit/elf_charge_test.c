@@ -411,6 +411,93 @@ TEST_F_TIMEOUT(elf_charge, forks_and_execs_at_the_limit_charge_nothing, 600)
 	}
 }
 
+/*
+ * In a child: with @nfre, register a JIT registry of one descriptor and
+ * @nfre rows for a page at @arena; then exec @path with EXEC_CHECK.  Its
+ * exit status, or -1.
+ */
+static int exec_with_registry(const char *path, char *arena,
+			      unsigned int nfre)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (nfre && jit_register((unsigned long)arena,
+					 (unsigned long)arena + page_size(),
+					 1, nfre, NULL))
+			_exit(EXEC_OTHER);
+		execl(path, "elf_charge_test", EXEC_CHECK, (char *)NULL);
+		_exit(EXEC_FAILED);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * The fewest pages of the users' limit with which an exec of @path, a
+ * copy of this program that no process runs, registers its section.
+ */
+static long exec_min_limit(const char *path)
+{
+	unsigned long lo = 0, hi = 1UL << 16;
+	int ret;
+
+	while (lo < hi) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		if (pinned_set(mid * 4096))
+			return -EIO;
+		ret = exec_with_registry(path, NULL, 0);
+		if (ret == EXEC_NO_MEMORY)
+			lo = mid + 1;
+		else if (ret == EXEC_REGISTERED)
+			hi = mid;
+		else
+			return -EINVAL;
+	}
+	return lo;
+}
+
+/*
+ * A process with a registry execs a program whose section needs a copy
+ * of its own, at a limit one page short of both: the old image's
+ * registry is gone, and uncharged, by the time binfmt_elf charges the
+ * new image's section, not once the file of its mapping is put after the
+ * exec.
+ */
+TEST_F(elf_charge, exec_no_longer_counts_the_old_images_registry)
+{
+	struct sframe_jit_header *h;
+	long limit, pages;
+	char path[64], *arena;
+	int fd = self_copy_fd();
+
+	ASSERT_LE(0, fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	arena = arena_reserve(1);
+	ASSERT_NE(MAP_FAILED, arena);
+	ASSERT_EQ(0, pinned_set(PINNED_MAX));
+	ASSERT_EQ(0, jit_register((unsigned long)arena,
+				  (unsigned long)arena + page_size(), 1,
+				  1U << 14, &h));
+	pages = h->map_size / 4096;
+	ASSERT_EQ(0, range_unregister((unsigned long)arena,
+				      (unsigned long)arena + page_size()));
+	ASSERT_EQ(0, munmap(h, h->map_size));
+
+	limit = exec_min_limit(path);
+	ASSERT_LT(0, limit);
+	ASSERT_EQ(0, pinned_set((limit + pages - 1) * 4096));
+	EXPECT_EQ(EXEC_REGISTERED, exec_with_registry(path, arena, 1U << 14))
+		TH_LOG("%ld pages of registry, %ld for the exec", pages,
+		       limit);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], EXEC_CHECK))
