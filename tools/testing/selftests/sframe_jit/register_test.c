@@ -1173,12 +1173,13 @@ static void child_has_unpinned_zeroed_memory(const struct jit_reg *reg)
  * too much for it to fit.
  */
 static int pinned_registry(FIXTURE_DATA(pinned) *self,
-			    struct jit_reg *reg, unsigned int eighths)
+			   struct jit_reg *reg, unsigned int eighths)
 {
 	int ret;
 
-	if (pinned_lower())
-		return -errno;
+	ret = pinned_lower();
+	if (ret)
+		return ret;
 	ret = jit_register(self->start, self->end, 1,
 			   self->budget / 8 * eighths / FRE_BYTES, &reg->hdr);
 	if (ret)
@@ -1191,7 +1192,7 @@ static int pinned_registry(FIXTURE_DATA(pinned) *self,
 
 /* Three quarters of the budget: a copy of it cannot fit beside it. */
 static int pinned_big_registry(FIXTURE_DATA(pinned) *self,
-				struct jit_reg *reg)
+			       struct jit_reg *reg)
 {
 	return pinned_registry(self, reg, 6);
 }
