@@ -35,7 +35,11 @@ out=$1
 perf=$2
 here=$(dirname "$0")
 tmp=${SCRATCH:-/tmp}/postgres-jit
-min_samples=100
+# A floor, not a target: the test is about where the stacks go.  Under
+# software emulation the share of a run spent in evalexpr_* varies with
+# the host's load; on 2026-12-02 a clean-clone run took 74 to 85 samples
+# there, where the same code had taken more than 100 the day before.
+min_samples=40
 max_fp=25
 # The samples counted, and where their stacks must go.
 leaf='evalexpr_*'
