@@ -193,6 +193,8 @@ struct sframe_func {
  * @compact: the registry holds compact records (SFRAME_JIT_F_COMPACT).
  * @rule_off: with @compact, offset of the frame-rule area from @base.
  * @rule_cap: with @compact, rules the area holds; 0 without.
+ * @stats: the unwinder counts its lookups in the header's stats
+ *	(SFRAME_JIT_F_STATS).
  *
  * Everything here is the kernel's own copy, never read back from the
  * shared header.  Descriptors and rows are the version 1 structures of
@@ -211,6 +213,7 @@ struct sframe_jit_view {
 	bool compact;
 	u32 rule_off;
 	u32 rule_cap;
+	bool stats;
 };
 
 /* struct sframe_row.cfa_base */

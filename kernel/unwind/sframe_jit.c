@@ -168,7 +168,8 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 	h->header_size = sizeof(*h);
 	h->fde_stride = sframe_jit_fde_size(v);
 	h->fre_stride = sframe_jit_fre_size(v);
-	h->flags = v->compact ? SFRAME_JIT_F_COMPACT : 0;
+	h->flags = (v->compact ? SFRAME_JIT_F_COMPACT : 0) |
+		   (v->stats ? SFRAME_JIT_F_STATS : 0);
 	if (v->compact) {
 		h->rule_off = v->rule_off;
 		h->rule_capacity = v->rule_cap;
@@ -200,8 +201,9 @@ static noinline void *sframe_jit_vmalloc(unsigned long size)
 /**
  * sframe_jit_alloc() - a new registry
  * @mm: the process whose VmPin shows the charge.
- * @shape: the registry's text range, kind (compact or not) and
- *	capacities, checked by the caller; the rest of it is ignored.
+ * @shape: the registry's text range, kind (compact or not),
+ *	capacities and counting, checked by the caller; the rest of it is
+ *	ignored.
  *
  * A zeroed registry with its header filled in, charged to the current
  * user's tables (sframe_charge()) and to the current memory cgroup.  The
@@ -220,6 +222,7 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 		.fde_cap = shape->fde_cap,
 		.fre_cap = shape->fre_cap,
 		.rule_cap = shape->compact ? shape->rule_cap : 0,
+		.stats = shape->stats,
 	};
 	struct sframe_jit_reg *reg;
 	u64 size = sframe_jit_layout(&view);

@@ -47,7 +47,12 @@ bool sframe_region_covers(const struct sframe_region *r, unsigned long addr)
 	return addr >= r->start && addr < r->end;
 }
 
-/* The kernel's counters in the registry's header: approximate by design. */
+/*
+ * The kernel's counters in the registry's header, approximate by design,
+ * kept only when the process asked for them: otherwise a sample would
+ * tell it that it is being sampled, and each sampling CPU would write a
+ * line of its memory.
+ */
 static void sframe_jit_count(const struct sframe_jit_reg *reg,
 			     enum sframe_find_result res)
 {
@@ -56,6 +61,8 @@ static void sframe_jit_count(const struct sframe_jit_reg *reg,
 	struct sframe_jit_stats *st = &h->stats;
 	__u64 *c = NULL;
 
+	if (!reg->view.stats)
+		return;
 	WRITE_ONCE(st->lookups, READ_ONCE(st->lookups) + 1);
 	switch (res) {
 	case SFRAME_FIND_HIT:
@@ -88,7 +95,7 @@ static void sframe_jit_count(const struct sframe_jit_reg *reg,
  *
  * Safe in NMI context: a JIT registry is read through the kernel's
  * mapping with the layout the kernel keeps privately, and its counters
- * are updated; an ELF section is read from the table converted from the
+ * are updated if it has them; an ELF section is read from the table converted from the
  * kernel's copy.
  *
  * Return: an enum sframe_find_result.

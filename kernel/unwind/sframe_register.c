@@ -48,7 +48,7 @@ static int sframe_check_jit_rules(const struct sframe_jit_args *args)
 
 static int sframe_check_jit_args(const struct sframe_jit_args *args)
 {
-	if (args->flags & ~SFRAME_JIT_F_COMPACT)
+	if (args->flags & ~(SFRAME_JIT_F_COMPACT | SFRAME_JIT_F_STATS))
 		return -EINVAL;
 	if (!sframe_range_ok(args->text_start, args->text_end))
 		return -EINVAL;
@@ -134,6 +134,7 @@ static long sframe_register_jit(const struct sframe_jit_args *args,
 		.text_start = args->text_start,
 		.text_end = args->text_end,
 		.compact = args->flags & SFRAME_JIT_F_COMPACT,
+		.stats = args->flags & SFRAME_JIT_F_STATS,
 		.fde_cap = args->fde_capacity,
 		.fre_cap = args->fre_capacity,
 		.rule_cap = args->rule_capacity,

@@ -87,6 +87,15 @@ struct sframe_jit_args {
  * one of the same kind.
  */
 #define SFRAME_JIT_F_COMPACT	0x1
+/*
+ * struct sframe_jit_args.flags: the unwinder counts its lookups in the
+ * registry's stats (struct sframe_jit_stats).  Without it the counters
+ * stay zero and the unwinder never writes to the registry.  A debugging
+ * aid: the counts tell the process when and how often it is sampled,
+ * and every CPU that samples it writes one cache line of its memory.
+ * SFRAME_REPLACE_JIT takes the bit from its own arguments.
+ */
+#define SFRAME_JIT_F_STATS	0x2
 
 #define SFRAME_JIT_ARGS_SIZE_VER0	32
 
@@ -193,7 +202,8 @@ struct sframe_unregister_args {
  * @malformed: lookups that met a malformed descriptor or row.
  *
  * Written by the kernel's unwinder, without synchronisation between
- * CPUs (counts are approximate); never read by the kernel.
+ * CPUs (counts are approximate), and only in a registry made with
+ * SFRAME_JIT_F_STATS: zero in the others.  Never read by the kernel.
  */
 struct sframe_jit_stats {
 	__u64 lookups;
@@ -237,7 +247,8 @@ struct sframe_jit_stats {
  * @reserved0: zero.  JIT-side: the kernel checks it at every lookup, and
  *	a value other than zero makes every lookup in the registry
  *	malformed, so that a later version can give it a meaning.
- * @stats: kernel-written counters, see struct sframe_jit_stats.
+ * @stats: kernel-written counters with SFRAME_JIT_F_STATS, see struct
+ *	sframe_jit_stats; zero without.
  * @rule_off: with SFRAME_JIT_F_COMPACT, offset of the frame-rule area
  *	from the mapping's start; 0 without.  Kernel-written.
  * @rule_capacity: rules the area holds: the rule_capacity asked for.
