@@ -57,8 +57,8 @@ static int reg_flags(FIXTURE_DATA(compact) *self, __u32 flags, __u32 nrule,
 TEST_F(compact, unknown_flag_bits_are_einval)
 {
 	__u32 flags[] = {
-		0x2, 0x4, 1U << 31, UINT32_MAX,
-		SFRAME_JIT_F_COMPACT | 0x2,
+		0x4, 0x8, 1U << 31, UINT32_MAX,
+		SFRAME_JIT_F_COMPACT | 0x4,
 	};
 	unsigned int i;
 

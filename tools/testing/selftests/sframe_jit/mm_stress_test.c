@@ -899,7 +899,7 @@ static struct sframe_jit_header *libc_registry(__u64 *start, __u64 *end)
 		return NULL;
 	*start = e.start;
 	*end = e.end;
-	if (jit_register(*start, *end, 1, 1, &h))
+	if (jit_register_counted(*start, *end, 1, 1, &h))
 		return NULL;
 	*jit_fre(h, 0) = (struct sframe_jit_fre) {
 		.cfa_off = 8, .ra_off = -8, .cfa_base = SFRAME_JIT_CFA_SP,

@@ -29,34 +29,48 @@ static inline bool sampling_skip(struct __test_metadata *_metadata)
 	return ret != 0;
 }
 
-/* Register a JIT registry for [start, end) and take it, empty. */
+/*
+ * Register a JIT registry for [start, end) with @flags and take it,
+ * empty; @nrule rules with SFRAME_JIT_F_COMPACT, whose functions then go
+ * through sample_lib.c's compact records.
+ */
+static inline void registry_new_flags(struct __test_metadata *_metadata,
+				      struct jit_registry *r,
+				      unsigned long start, unsigned long end,
+				      __u32 nfde, __u32 nfre, __u32 flags,
+				      __u32 nrule)
+{
+	struct sframe_jit_header *hdr = NULL;
+
+	ASSERT_EQ(0, jit_op_flags(SFRAME_REGISTER_JIT, start, end, nfde, nfre,
+				  flags, nrule, &hdr));
+	ASSERT_EQ((__u32)SFRAME_JIT_MAGIC, hdr->magic);
+	ASSERT_EQ(SFRAME_JIT_VERSION, hdr->version);
+	ASSERT_EQ(flags, hdr->flags);
+	ASSERT_EQ(0, jit_registry_attach(r, hdr));
+	ASSERT_EQ(!!(flags & SFRAME_JIT_F_COMPACT), r->compact);
+}
+
+/*
+ * A registry whose lookups the unwinder counts (SFRAME_JIT_F_STATS):
+ * the sampling tests read the counts to see why a frame went as it did.
+ */
 static inline void registry_new(struct __test_metadata *_metadata,
 				struct jit_registry *r, unsigned long start,
 				unsigned long end, __u32 nfde, __u32 nfre)
 {
-	struct sframe_jit_header *hdr = NULL;
-
-	ASSERT_EQ(0, jit_register(start, end, nfde, nfre, &hdr));
-	ASSERT_EQ((__u32)SFRAME_JIT_MAGIC, hdr->magic);
-	ASSERT_EQ(SFRAME_JIT_VERSION, hdr->version);
-	ASSERT_EQ(0, jit_registry_attach(r, hdr));
+	registry_new_flags(_metadata, r, start, end, nfde, nfre,
+			   SFRAME_JIT_F_STATS, 0);
 }
 
-/*
- * The same, compact (SFRAME_JIT_F_COMPACT), with @nrule rules: the
- * registry's functions go through sample_lib.c's compact records.
- */
+/* The same, compact (SFRAME_JIT_F_COMPACT), with @nrule rules. */
 static inline void registry_new_compact(struct __test_metadata *_metadata,
 					struct jit_registry *r,
 					unsigned long start, unsigned long end,
 					__u32 nfde, __u32 nfre, __u32 nrule)
 {
-	struct sframe_jit_header *hdr = NULL;
-
-	ASSERT_EQ(0, cjit_register(start, end, nfde, nfre, nrule, &hdr));
-	ASSERT_EQ((__u32)SFRAME_JIT_F_COMPACT, hdr->flags);
-	ASSERT_EQ(0, jit_registry_attach(r, hdr));
-	ASSERT_TRUE(r->compact);
+	registry_new_flags(_metadata, r, start, end, nfde, nfre,
+			   SFRAME_JIT_F_COMPACT | SFRAME_JIT_F_STATS, nrule);
 }
 
 /* Open a sampler of this thread, with a ring of @pages data pages. */

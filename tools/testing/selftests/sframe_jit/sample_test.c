@@ -224,11 +224,11 @@ static void jit_publish(struct __test_metadata *_metadata, struct jit *j,
 
 /*
  * Emit the functions into a code page followed by their data page, make
- * the code executable and, if @publish, register and publish it, in a
- * compact registry if @compact.
+ * the code executable and, if @publish, register and publish it in a
+ * registry made with @flags (SFRAME_JIT_F_*).
  */
 static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
-		      bool publish, bool compact)
+		      bool publish, __u32 flags)
 {
 	size_t ps = page_size();
 	struct emitter e = { 0 };
@@ -260,17 +260,19 @@ static void jit_setup(struct __test_metadata *_metadata, struct jit *j,
 
 	if (!publish)
 		return;
-	if (compact)
-		registry_new_compact(_metadata, &j->reg, (unsigned long)j->code,
-				     (unsigned long)j->code + j->code_size,
-				     NR_FNS, 4 * MAX_ROWS, 4 * MAX_ROWS);
-	else
-		registry_new(_metadata, &j->reg, (unsigned long)j->code,
-			     (unsigned long)j->code + j->code_size, NR_FNS,
-			     4 * MAX_ROWS);
+	registry_new_flags(_metadata, &j->reg, (unsigned long)j->code,
+			   (unsigned long)j->code + j->code_size, NR_FNS,
+			   4 * MAX_ROWS, flags,
+			   flags & SFRAME_JIT_F_COMPACT ? 4 * MAX_ROWS : 0);
 	/* Before any of it runs; in address order, as the registry wants. */
 	for (i = 0; i < NR_FNS; i++)
 		jit_publish(_metadata, j, &j->fn[i]);
+}
+
+/* The flags of a registry whose lookups are counted, compact or not. */
+static __u32 counted(bool compact)
+{
+	return SFRAME_JIT_F_STATS | (compact ? SFRAME_JIT_F_COMPACT : 0);
 }
 
 static void jit_teardown(struct jit *j)
@@ -623,7 +625,7 @@ TEST_F(native, jit_code_runs_natively_and_stores_every_return_address)
 	struct jit j;
 	unsigned int k;
 
-	jit_setup(_metadata, &j, false, false);
+	jit_setup(_metadata, &j, false, 0);
 	jit_log_layout(_metadata, &j);
 	jit_dump(_metadata, &j);
 	for (k = 0; k < NR_STUBS; k++) {
@@ -658,7 +660,7 @@ TEST_F(native, every_jit_instruction_has_a_row_that_finds_its_return_address)
 	unsigned int i, k;
 	struct jit j;
 
-	jit_setup(_metadata, &j, false, false);
+	jit_setup(_metadata, &j, false, 0);
 	for (i = 0; i < NR_FNS; i++)
 		fns[i] = (struct trace_fn){ &j.fn[i], &j.data->ret[i] };
 	/* Each run goes through every instruction of its stub. */
@@ -703,7 +705,7 @@ FIXTURE_SETUP(sample)
 {
 	if (sampling_skip(_metadata))
 		return;
-	jit_setup(_metadata, &self->jit, true, variant->compact);
+	jit_setup(_metadata, &self->jit, true, counted(variant->compact));
 }
 
 FIXTURE_TEARDOWN(sample)
@@ -818,7 +820,7 @@ FIXTURE_SETUP(tombstone)
 {
 	if (sampling_skip(_metadata))
 		return;
-	jit_setup(_metadata, &self->jit, true, variant->compact);
+	jit_setup(_metadata, &self->jit, true, counted(variant->compact));
 }
 
 FIXTURE_TEARDOWN(tombstone)
@@ -934,6 +936,59 @@ TEST_F_TIMEOUT(sample, registry_stats_count_lookups_hits_tombstones_and_seq_retr
 }
 
 /*
+ * A registry made without SFRAME_JIT_F_STATS: its chains are as exact,
+ * and the unwinder never writes to it, so that nothing in the process's
+ * memory says when or how often it was sampled.
+ */
+FIXTURE(uncounted) {
+	struct jit jit;
+};
+
+FIXTURE_VARIANT(uncounted) {
+	bool compact;
+};
+
+FIXTURE_VARIANT_ADD(uncounted, v1) {
+	.compact = false,
+};
+
+FIXTURE_VARIANT_ADD(uncounted, compact) {
+	.compact = true,
+};
+
+FIXTURE_SETUP(uncounted)
+{
+	if (sampling_skip(_metadata))
+		return;
+	jit_setup(_metadata, &self->jit, true,
+		  variant->compact ? SFRAME_JIT_F_COMPACT : 0);
+}
+
+FIXTURE_TEARDOWN(uncounted)
+{
+	jit_teardown(&self->jit);
+}
+
+TEST_F_TIMEOUT(uncounted,
+	       a_registry_without_stats_gives_exact_chains_and_is_never_written,
+	       60)
+{
+	const struct sframe_jit_header *h = self->jit.reg.hdr;
+	size_t ps = page_size();
+	unsigned char *before = malloc(ps);
+	struct tally t;
+
+	ASSERT_NE(NULL, before);
+	memcpy(before, h, ps);
+	sample_session(_metadata, &self->jit, true, &t);
+	expect_chains(_metadata, &t, NR_FRAMES);
+	stats_log(_metadata, "counters", &h->stats);
+	EXPECT_EQ(0, memcmp(before, h, ps))
+		TH_LOG("the unwinder wrote to the header page");
+	free(before);
+}
+
+/*
  * kernel.sframe_user_callchains=1, for the profilers that do not know
  * the bit: their plain request, as perf --call-graph=fp makes it, is
  * walked with the task's tables.  Set and cleared by the fixture, so
@@ -948,7 +1003,7 @@ FIXTURE_SETUP(everyone)
 	if (sampling_skip(_metadata))
 		return;
 	ASSERT_EQ(0, sysctl_write(USER_CALLCHAINS_SYSCTL, "1"));
-	jit_setup(_metadata, &self->jit, true, false);
+	jit_setup(_metadata, &self->jit, true, counted(false));
 }
 
 FIXTURE_TEARDOWN(everyone)

@@ -147,6 +147,26 @@ static inline int jit_op(unsigned int op, __u64 start, __u64 end,
 	return jit_op_flags(op, start, end, nfde, nfre, 0, 0, hdr);
 }
 
+/*
+ * A registry whose lookups the unwinder counts in its header
+ * (SFRAME_JIT_F_STATS), for the tests that read the counts.
+ */
+static inline int jit_register_counted(__u64 start, __u64 end, __u32 nfde,
+				       __u32 nfre,
+				       struct sframe_jit_header **hdr)
+{
+	return jit_op_flags(SFRAME_REGISTER_JIT, start, end, nfde, nfre,
+			    SFRAME_JIT_F_STATS, 0, hdr);
+}
+
+static inline int jit_replace_counted(__u64 start, __u64 end, __u32 nfde,
+				      __u32 nfre,
+				      struct sframe_jit_header **hdr)
+{
+	return jit_op_flags(SFRAME_REPLACE_JIT, start, end, nfde, nfre,
+			    SFRAME_JIT_F_STATS, 0, hdr);
+}
+
 /* A compact registry (SFRAME_JIT_F_COMPACT) of @nrule rules. */
 static inline int cjit_register(__u64 start, __u64 end, __u32 nfde,
 				__u32 nfre, __u32 nrule,

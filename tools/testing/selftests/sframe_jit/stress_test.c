@@ -618,8 +618,9 @@ static int jit_setup(struct jit *j, const char *name, __u64 seed)
 	jit_run(j);
 	j->want[1] = j->data->ret[FN_LEAF];
 	j->want[2] = j->data->ret[FN_OUTER];
-	ret = jit_register((unsigned long)j->map,
-			   (unsigned long)j->map + JIT_PAGES * ps, 64, 256, &h);
+	ret = jit_register_counted((unsigned long)j->map,
+				   (unsigned long)j->map + JIT_PAGES * ps, 64,
+				   256, &h);
 	if (ret)
 		return ret;
 	if (jit_registry_attach(&j->reg, h))
@@ -757,7 +758,8 @@ static void producer_replace(struct jit *j)
 		nfre *= 2;
 	}
 	if (!check(j->name, "SFRAME_REPLACE_JIT", 0,
-		   jit_replace(r->text_start, r->text_end, nfde, nfre, &h)))
+		   jit_replace_counted(r->text_start, r->text_end, nfde, nfre,
+				       &h)))
 		return;
 	check(j->name, "fde_count carried over", r->nr_fdes, h->fde_count);
 	if (!check(j->name, "layout of the new registry", 0,

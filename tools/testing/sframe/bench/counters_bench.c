@@ -460,6 +460,8 @@ static void setup(struct bench *b, struct jit_gen *g, u32 funcs)
 	b->pcs = pcs;
 	b->hdr = g->jit;
 	b->reg.view = g->view;
+	/* A registry made with SFRAME_JIT_F_STATS: the counted case. */
+	b->reg.view.stats = true;
 	b->region = (struct sframe_region){
 		.start = g->view.text_start,
 		.end = g->view.text_end,
