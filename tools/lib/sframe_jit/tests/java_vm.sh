@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# HotSpot's compiled code in the test kernel (mk/layers/68-java runs it
+# in the VM): OpenJDK 17 with libsframe_jvm, the agent that publishes
+# each compiled method's rows, under perf record.  The workload is
+# tests/java/Deep.java, a fixed amount of work, with the JVM's default
+# frame layout: C1 and C2 code keeps no frame pointer.
+#
+#  - --call-graph=sframe with the agent given at start: every sample
+#    whose leaf is Deep's compiled code has exactly the Java frames of
+#    its call path and reaches the Java main thread's start (JavaMain,
+#    ThreadJavaMain, libc), with no frame outside an object between;
+#  - --call-graph=fp on the same run, the agent only naming the code: at
+#    most a quarter do (the check can fail);
+#  - -XX:+PreserveFramePointer with --call-graph=fp, the anchor: its
+#    share is printed, and sframe without the flag may not be below it;
+#  - the agent attached mid-run with jcmd JVMTI.agent_load, then perf
+#    record -p: every sample from then on as in the first case;
+#  - the agent's own check of its frames against HotSpot's: no
+#    compiled method's decoded frame disagrees with CodeBlob::_frame_size.
+#
+#   java_vm.sh OUTPUT_DIR PERF
+#
+# OUTPUT_DIR is the library's build directory (libsframe_jvm.so, and
+# test-bin/java/Deep.class from make tests-java).  JAVA_ROUNDS sets the
+# work.  Ends with "N passed, N failed".
+set -uo pipefail
+
+out=$1
+perf=$2
+here=$(dirname "$0")
+tmp=${SCRATCH:-/tmp}/java
+agent=$out/libsframe_jvm.so
+classes=$out/test-bin/java
+rounds=${JAVA_ROUNDS:-3000}
+# A floor, not a target: the test is about where the stacks go.
+min_samples=40
+max_fp=25
+. "$here/tap.sh"
+
+jvm=(java -Xmx64m -XX:CompileCommand=quiet
+     '-XX:CompileCommand=dontinline,Deep::*' -cp "$classes")
+
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+# record NAME MODE JAVA_ARGS...: perf record of Deep, perf script of it
+# in $tmp/NAME.script.
+record() {
+	local name=$1 mode=$2
+
+	shift 2
+	"$perf" record -q -N -B -e task-clock:u -c 1000000 \
+		--call-graph="$mode" -o "$tmp/$name.data" -- \
+		"${jvm[@]}" "$@" Deep "$rounds" > "$tmp/$name.log" 2>&1 || {
+		cat "$tmp/$name.log"
+		return 1
+	}
+	script "$name"
+}
+
+script() {
+	"$perf" script -i "$tmp/$1.data" -F ip,sym,dso \
+		> "$tmp/$1.script" 2> "$tmp/$1.script.err"
+}
+
+# paths NAME: "exact total" of the samples in Deep's compiled code.
+paths() {
+	awk -v path="$tmp/$1.path" -v depth=10 -f "$here/perf_stacks.awk" \
+		-f "$here/java_paths.awk" "$tmp/$1.script"
+}
+
+# check NAME WHAT all|few: every sample exact, or at most $max_fp%.
+check() {
+	local name=$1 what=$2 want=$3 e t pct
+
+	read -r e t <<< "$(paths "$name")"
+	pct=$((t ? 100 * e / t : 0))
+	echo "# $what: $e of $t samples in Deep's compiled code are exact ($pct%)"
+	eval "pct_$name=$pct"
+	if [ "$want" = all ]; then
+		[ -s "$tmp/$name.path" ] && echo "# stack: $(cat "$tmp/$name.path")"
+		[ "$t" -ge "$min_samples" ] && [ "$e" = "$t" ]
+		result $? "$what: every sample in compiled code is exact"
+	else
+		[ "$t" -ge "$min_samples" ] && [ "$pct" -le "$max_fp" ]
+		result $? "$what: at most $max_fp% of samples in compiled code are"
+	fi
+}
+
+# agent_ok LOG: the agent published methods and no frame disagreed.
+agent_ok() {
+	local stats
+
+	stats=$(grep ' stats ' "$1" | tail -n 1)
+	echo "# agent: ${stats#* stats }"
+	[[ $stats =~ \ methods=[1-9] ]] && [[ $stats =~ \ errors=0\  ]] &&
+	[[ $stats =~ \ mismatches=0\  ]] && [[ $stats =~ \ checked=[1-9] ]]
+}
+
+if record sframe sframe "-agentpath:$agent=log=$tmp/sframe.agent"; then
+	check sframe "agent at start, --call-graph=sframe" all
+	agent_ok "$tmp/sframe.agent"
+	result $? "agent: every compiled method has rows that agree with HotSpot's frame size"
+else
+	result 1 "perf record of Deep with the agent, --call-graph=sframe"
+fi
+
+if record fp fp "-agentpath:$agent"; then
+	check fp "agent at start, --call-graph=fp" few
+else
+	result 1 "perf record of Deep, --call-graph=fp"
+fi
+
+if record pfp fp -XX:+PreserveFramePointer "-agentpath:$agent"; then
+	read -r e t <<< "$(paths pfp)"
+	pct_pfp=$((t ? 100 * e / t : 0))
+	echo "# -XX:+PreserveFramePointer, --call-graph=fp: $e of $t samples exact ($pct_pfp%)"
+	[ "$t" -ge "$min_samples" ] && [ "${pct_sframe:-0}" -ge "$pct_pfp" ]
+	result $? "sframe without -XX:+PreserveFramePointer is as complete as fp with it"
+else
+	result 1 "perf record of Deep with -XX:+PreserveFramePointer"
+fi
+
+# attach: Deep warms up without the agent and waits; the agent is
+# loaded through the attach mechanism, perf record follows the process
+# from then on.
+attach() {
+	local go=$tmp/attach.go pid i
+
+	"${jvm[@]}" Deep "$rounds" "$go" > "$tmp/attach.out" 2>&1 &
+	pid=$!
+	for i in $(seq 600); do
+		grep -q '^ready' "$tmp/attach.out" && break
+		sleep 0.2
+	done
+	grep -q '^ready' "$tmp/attach.out" || return 1
+	jcmd "$pid" JVMTI.agent_load "$agent" "log=$tmp/attach.agent" \
+		> "$tmp/attach.jcmd" 2>&1 || { cat "$tmp/attach.jcmd"; return 1; }
+	"$perf" record -q -N -B -e task-clock:u -c 1000000 \
+		--call-graph=sframe -o "$tmp/attach.data" -p "$pid" \
+		> "$tmp/attach.log" 2>&1 &
+	sleep 2
+	touch "$go"
+	wait "$pid" || return 1
+	wait || true
+	script attach
+}
+
+if attach; then
+	check attach "agent attached mid-run, --call-graph=sframe" all
+	grep -q ' load .* Deep\.level5 err=0' "$tmp/attach.agent"
+	result $? "attach: the methods compiled before it are published"
+else
+	cat "$tmp/attach.out" "$tmp/attach.log" 2>/dev/null
+	result 1 "attach to a running JVM"
+fi
+
+summary
