@@ -58,6 +58,7 @@ struct insn {
 	uint8_t fx;
 	uint8_t flags;
 	uint8_t call;		/* a call to other code */
+	uint8_t nop;
 };
 
 /*
@@ -89,6 +90,9 @@ struct decoder {
 	uint32_t *work;
 	uint32_t nr_work;
 	bool guessing;
+	bool wrong_guess;
+	uint32_t *guessed;	/* instructions of the current guess */
+	uint32_t nr_guessed;
 	struct sframe_jvm_decode_stats stats;
 };
 
@@ -205,6 +209,7 @@ static void classify(struct decoder *d, csh cs, const cs_insn *ci,
 	const cs_x86 *x = &ci->detail->x86;
 
 	in->writes = written(cs, ci);
+	in->nop = ci->id == X86_INS_NOP;
 	switch (ci->id) {
 	case X86_INS_PUSH:
 	case X86_INS_PUSHFQ:
@@ -452,8 +457,15 @@ static void reach(struct decoder *d, int64_t i, const struct state *s)
 		return;
 	}
 	t = &d->st[i];
-	if (t->seen && t->guessed != d->guessing)
+	if (t->seen && d->guessing && (t->guessed != d->guessing || t->bad)) {
+		/*
+		 * A guess that meets a path with another frame, or code
+		 * found doubtful, is wrong.
+		 */
+		if (t->bad || !same_frame(t, s))
+			d->wrong_guess = true;
 		return;
+	}
 	if (t->seen) {
 		if (!same_frame(t, s) && !t->bad) {
 			t->bad = 1;
@@ -464,6 +476,8 @@ static void reach(struct decoder *d, int64_t i, const struct state *s)
 	*t = *s;
 	t->seen = 1;
 	t->guessed = d->guessing;
+	if (d->guessing)
+		d->guessed[d->nr_guessed++] = (uint32_t)i;
 	d->work[d->nr_work++] = (uint32_t)i;
 }
 
@@ -518,15 +532,28 @@ static struct state body_frame(const struct decoder *d, uint32_t frame_size)
 
 static bool is_padding(const struct decoder *d, uint32_t i)
 {
-	return d->insns[i].fx == FX_NONE && !d->insns[i].flags &&
-	       !d->insns[i].writes;
+	return d->insns[i].nop;
+}
+
+static void guess(struct decoder *d, uint32_t i, const struct state *body)
+{
+	uint32_t k;
+
+	d->nr_guessed = 0;
+	d->wrong_guess = false;
+	propagate(d, i, body);
+	if (d->wrong_guess)
+		for (k = 0; k < d->nr_guessed; k++)
+			d->st[d->guessed[k]].bad = 1;
 }
 
 /*
  * Code no path reaches runs in the body's frame.  That is a guess,
  * which must not overrule a path: where a guessed path meets one from an
- * entry, it stops there (the padding after a jump falls into the next
- * entry).  Padding is not where such code starts.
+ * entry, it stops there, and if the two disagree, the guess was wrong
+ * (an entry nobody named, or the padding after a jump that falls into
+ * the next entry) and its code gets no row.  Padding is not where such
+ * code starts.
  */
 static void fill_unreached(struct decoder *d, const struct state *body)
 {
@@ -535,10 +562,10 @@ static void fill_unreached(struct decoder *d, const struct state *body)
 	d->guessing = true;
 	for (i = 0; i < d->nr_insns; i++)
 		if (!d->st[i].seen && !is_padding(d, i))
-			propagate(d, i, body);
+			guess(d, i, body);
 	for (i = 0; i < d->nr_insns; i++)
 		if (!d->st[i].seen)
-			propagate(d, i, body);
+			guess(d, i, body);
 }
 
 static bool known(const struct decoder *d, uint32_t i)
@@ -622,8 +649,9 @@ int sframe_jvm_decode(const void *code, uint32_t size, uint64_t addr,
 		goto out;
 	d.st = calloc(d.nr_insns + 1, sizeof(*d.st));
 	d.work = calloc(d.nr_insns + 1, sizeof(*d.work));
+	d.guessed = calloc(d.nr_insns + 1, sizeof(*d.guessed));
 	err = -ENOMEM;
-	if (!d.st || !d.work)
+	if (!d.st || !d.work || !d.guessed)
 		goto out;
 	if (d.nr_insns && d.insns[0].off == 0)
 		propagate(&d, 0, &entry);
@@ -643,6 +671,7 @@ out:
 	free(d.insns);
 	free(d.st);
 	free(d.work);
+	free(d.guessed);
 	return err;
 }
 
