@@ -88,7 +88,13 @@ static int self_copy_fd(void)
 }
 
 /* Run @path with EXEC_CHECK in a child; its exit status, or -1. */
-static int exec_result(const char *path, uid_t uid)
+/*
+ * In a child: as @uid (0: unchanged) and, with @nfre, with a JIT
+ * registry of one descriptor and @nfre rows for a page at @arena, exec
+ * @path with EXEC_CHECK.  Its exit status, or -1.
+ */
+static int exec_child(const char *path, uid_t uid, char *arena,
+		      unsigned int nfre)
 {
 	pid_t pid = fork();
 	int status;
@@ -98,12 +104,21 @@ static int exec_result(const char *path, uid_t uid)
 	if (pid == 0) {
 		if (uid && setuid(uid))
 			_exit(EXEC_FAILED);
+		if (nfre && jit_register((unsigned long)arena,
+					 (unsigned long)arena + page_size(),
+					 1, nfre, NULL))
+			_exit(EXEC_OTHER);
 		execl(path, "elf_charge_test", EXEC_CHECK, (char *)NULL);
 		_exit(EXEC_FAILED);
 	}
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
+}
+
+static int exec_result(const char *path, uid_t uid)
+{
+	return exec_child(path, uid, NULL, 0);
 }
 
 FIXTURE(elf_charge) {
@@ -412,32 +427,6 @@ TEST_F_TIMEOUT(elf_charge, forks_and_execs_at_the_limit_charge_nothing, 600)
 }
 
 /*
- * In a child: with @nfre, register a JIT registry of one descriptor and
- * @nfre rows for a page at @arena; then exec @path with EXEC_CHECK.  Its
- * exit status, or -1.
- */
-static int exec_with_registry(const char *path, char *arena,
-			      unsigned int nfre)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		if (nfre && jit_register((unsigned long)arena,
-					 (unsigned long)arena + page_size(),
-					 1, nfre, NULL))
-			_exit(EXEC_OTHER);
-		execl(path, "elf_charge_test", EXEC_CHECK, (char *)NULL);
-		_exit(EXEC_FAILED);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-/*
  * The fewest pages of the users' limit with which an exec of @path, a
  * copy of this program that no process runs, registers its section.
  */
@@ -451,7 +440,7 @@ static long exec_min_limit(const char *path)
 
 		if (pinned_set(mid * 4096))
 			return -EIO;
-		ret = exec_with_registry(path, NULL, 0);
+		ret = exec_result(path, 0);
 		if (ret == EXEC_NO_MEMORY)
 			lo = mid + 1;
 		else if (ret == EXEC_REGISTERED)
@@ -492,7 +481,7 @@ TEST_F(elf_charge, exec_no_longer_counts_the_old_images_registry)
 	limit = exec_min_limit(path);
 	ASSERT_LT(0, limit);
 	ASSERT_EQ(0, pinned_set((limit + pages - 1) * 4096));
-	EXPECT_EQ(EXEC_REGISTERED, exec_with_registry(path, arena, 1U << 14))
+	EXPECT_EQ(EXEC_REGISTERED, exec_child(path, 0, arena, 1U << 14))
 		TH_LOG("%ld pages of registry, %ld for the exec", pages,
 		       limit);
 	close(fd);
