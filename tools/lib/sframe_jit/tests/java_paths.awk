@@ -1,62 +1,65 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # java_vm.sh's tally, after perf_stacks.awk: of the samples whose first
-# frame is compiled code of Deep (tests/java/Deep.java, named by the
-# agent's perf map), those whose Java frames are exactly one of Deep's
-# two call paths and whose stack then goes on, through frames that all
-# fall in some object, to the launcher's JavaMain and ThreadJavaMain and
-# into libc, where the Java main thread starts.
-#
-#   main -> level1 -> level2 -> level3 -> level4 -> level5
-#   main -> rec x (depth + 1) -> level5
-#
-# depth is Deep.DEPTH; main may still run in the interpreter.
+# frame is in JIT code named as the first method of one of the chains
+# of the file the variable chains names (one per line, leaf first, down
+# to the thread's first Java frame), those whose Java frames are exactly
+# one such chain, each frame the method it names or the interpreter
+# running it, and whose stack then goes on, through frames that all fall
+# in some object, to the launcher's JavaMain and ThreadJavaMain and into
+# libc, where the Java main thread starts.
 
 function jit(i) {
 	return dso($i) ~ /\/perf-[0-9]+\.map$/
 }
 
-# The index of the frame after the Java frames of the two paths, or 0.
-function java_frames(    i, k, n) {
-	i = 1
-	if (sym($1) ~ /^Deep\.level[1-5]$/) {
-		k = substr(sym($1), 11) + 0
-		if (k == 5 && sym($2) == "Deep.rec") {
-			i = 2
-		} else {
-			for (; k >= 1; k--) {
-				if (sym($i) != "Deep.level" k || !jit(i))
-					return 0
-				i++
-			}
-		}
+function java_frames_match(c,    k, i, want) {
+	k = split(chain[c], want, " ")
+	if (NF < k)
+		return 0
+	for (i = 1; i <= k; i++) {
+		if (!jit(i))
+			return 0
+		if (sym($i) != want[i] && (i == 1 || sym($i) != "Interpreter"))
+			return 0
 	}
-	for (n = 0; sym($i) == "Deep.rec" && jit(i); n++)
-		i++
-	if (n > depth + 1 || (sym($1) == "Deep.level5" && i > 2 &&
-			      n != depth + 1))
-		return 0
-	if (!jit(i) || (sym($i) != "Deep.main" && sym($i) != "Interpreter"))
-		return 0
-	return i + 1
+	return k + 1
 }
 
-function exact(    i) {
-	i = java_frames()
-	if (!i)
-		return 0
-	for (; i < NF; i++) {
-		if (sym($i) == "JavaMain" && sym($(i + 1)) == "ThreadJavaMain" &&
-		    dso($(i + 2)) ~ /\/libc\.so\.6$/)
-			return 1
-		if (dso($i) == "" || dso($i) == "[unknown]")
-			return 0
+function exact(    c, i) {
+	for (c = 1; c <= nchains; c++) {
+		i = java_frames_match(c)
+		if (!i || sym($i) == "Interpreter" || sym($i) in method)
+			continue
+		for (; i < NF; i++) {
+			if (sym($i) == "JavaMain" &&
+			    sym($(i + 1)) == "ThreadJavaMain" &&
+			    dso($(i + 2)) ~ /\/libc\.so\.6$/)
+				return 1
+			if (dso($i) == "" || dso($i) == "[unknown]" ||
+			    sym($i) == "[stale]")
+				return 0
+		}
 	}
 	return 0
 }
 
+BEGIN {
+	rs = RS
+	RS = "\n"
+	while ((getline line < chains) > 0) {
+		if (line ~ /^[ \t]*(#|$)/)
+			continue
+		chain[++nchains] = line
+		for (i = split(line, w, " "); i > 0; i--)
+			method[w[i]] = 1
+		leaf[w[1]] = 1
+	}
+	RS = rs
+}
+
 {
-	if (sym($1) !~ /^Deep\./ || !jit(1))
+	if (!jit(1) || !(sym($1) in leaf))
 		next
 	total++
 	if (exact())

@@ -23,7 +23,7 @@
 #   java_vm.sh OUTPUT_DIR PERF
 #
 # OUTPUT_DIR is the library's build directory (libsframe_jvm.so, and
-# test-bin/java/Deep.class from make tests-java).  JAVA_ROUNDS sets the
+# test-bin/java from make tests-java).  JAVA_ROUNDS and JAVA_CHURN_ROUNDS set the
 # work.  Ends with "N passed, N failed".
 set -uo pipefail
 
@@ -65,17 +65,20 @@ script() {
 		> "$tmp/$1.script" 2> "$tmp/$1.script.err"
 }
 
-# paths NAME: "exact total" of the samples in Deep's compiled code.
+# paths NAME [CHAINS]: "exact total" of the samples in the workload's
+# compiled code (Deep's, or that CHAINS names).
 paths() {
-	awk -v path="$tmp/$1.path" -v depth=10 -f "$here/perf_stacks.awk" \
-		-f "$here/java_paths.awk" "$tmp/$1.script"
+	awk -v path="$tmp/$1.path" -v chains="$here/java/${2:-Deep}.chains" \
+		-f "$here/perf_stacks.awk" -f "$here/java_paths.awk" \
+		"$tmp/$1.script"
 }
 
-# check NAME WHAT all|few: every sample exact, or at most $max_fp%.
+# check NAME WHAT all|few [CHAINS]: every sample exact, or at most
+# $max_fp%.
 check() {
 	local name=$1 what=$2 want=$3 e t pct
 
-	read -r e t <<< "$(paths "$name")"
+	read -r e t <<< "$(paths "$name" "${4:-}")"
 	pct=$((t ? 100 * e / t : 0))
 	echo "# $what: $e of $t samples in Deep's compiled code are exact ($pct%)"
 	eval "pct_$name=$pct"
@@ -155,6 +158,37 @@ if attach; then
 else
 	cat "$tmp/attach.out" "$tmp/attach.log" 2>/dev/null
 	result 1 "attach to a running JVM"
+fi
+
+# churn: code loaded, unloaded with its class loader, deoptimized and
+# compiled again while perf samples; frames named by the agent's log as
+# of each sample's time.
+churn() {
+	"$perf" record -q -N -B -k CLOCK_MONOTONIC -e task-clock:u \
+		-c 1000000 --call-graph=sframe -o "$tmp/churn.data" -- \
+		java -Xmx64m -XX:CompileCommand=quiet \
+		'-XX:CompileCommand=dontinline,Churn::*' \
+		'-XX:CompileCommand=dontinline,Work::*' \
+		"-agentpath:$agent=log=$tmp/churn.agent" -cp "$classes" \
+		Churn "$churn_rounds" "$classes/work" \
+		> "$tmp/churn.log" 2>&1 || { cat "$tmp/churn.log"; return 1; }
+	"$perf" script -i "$tmp/churn.data" -F time,ip,sym,dso \
+		> "$tmp/churn.perf" 2> "$tmp/churn.script.err" || return 1
+	awk -f "$here/java_attrib.awk" "$tmp/churn.agent" RS= FS='\n' \
+		"$tmp/churn.perf" > "$tmp/churn.script" 2> "$tmp/churn.stale"
+}
+
+churn_rounds=${JAVA_CHURN_ROUNDS:-40}
+if churn; then
+	check churn "churn, --call-graph=sframe, frames named by the agent's log" all Churn
+	grep -q '^stale 0$' "$tmp/churn.stale"
+	result $? "churn: no frame falls in code unloaded before its sample ($(cat "$tmp/churn.stale"))"
+	u=$(grep -c ' unload 0x' "$tmp/churn.agent")
+	echo "# churn: $u compiled methods unloaded, $(grep -c ' load 0x' "$tmp/churn.agent") loaded"
+	[ "$u" -ge 10 ]
+	result $? "churn: at least 10 compiled methods unloaded while sampling"
+else
+	result 1 "perf record of Churn"
 fi
 
 summary
