@@ -14,14 +14,29 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <jvmti.h>
 
 #include "sframe_jit_internal.h"
 #include "agent.h"
 
-static struct agent agent = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static struct agent agent = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.qlock = PTHREAD_MUTEX_INITIALIZER,
+	.qcond = PTHREAD_COND_INITIALIZER,
+	.qtail = &agent.qhead,
+};
 static bool started;
+static pthread_once_t vm_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Code copies queued and not yet decoded, at most: past it, code is
+ * published without rows (counted as dropped) rather than held.
+ */
+#define QUEUE_MAX_BYTES	(64 << 20)
 
 /*
  * Stubs that are not entered by a call, so that the frame at their first
@@ -78,46 +93,161 @@ out:
 	return out;
 }
 
+static void vm_read(void)
+{
+	agent.vm_err = sframe_jvm_vm_read(&agent.vm);
+}
+
+static void enqueue(struct agent_event *ev)
+{
+	pthread_mutex_lock(&agent.qlock);
+	*agent.qtail = ev;
+	agent.qtail = &ev->next;
+	agent.qbytes += ev->decode ? ev->size : 0;
+	pthread_cond_signal(&agent.qcond);
+	pthread_mutex_unlock(&agent.qlock);
+}
+
+/*
+ * What JVMTI says of a piece of code, and a copy of the code while it is
+ * surely what was announced.  The rest, decoding and publishing, is the
+ * worker's: JVMTI posts these events from its service thread, which
+ * would otherwise compete with the compiler threads for the time it
+ * takes.
+ */
+static struct agent_event *event_new(const void *method, const void *addr,
+				     jint size, bool decode, const char *name)
+{
+	struct agent_event *ev;
+	bool room;
+
+	pthread_mutex_lock(&agent.qlock);
+	room = agent.qbytes + (size_t)size <= QUEUE_MAX_BYTES;
+	pthread_mutex_unlock(&agent.qlock);
+	if (size < 0)
+		return NULL;
+	if (decode && !room) {
+		__atomic_fetch_add(&agent.stats.dropped, 1, __ATOMIC_RELAXED);
+		decode = false;
+	}
+	ev = calloc(1, sizeof(*ev) + (decode ? (size_t)size : 0));
+	if (!ev)
+		return NULL;
+	ev->name = strdup(name);
+	if (!ev->name) {
+		free(ev);
+		return NULL;
+	}
+	ev->method = method;
+	ev->addr = (uint64_t)addr;
+	ev->size = (uint32_t)size;
+	ev->decode = decode;
+	if (decode)
+		memcpy(ev->code, addr, (size_t)size);
+	pthread_once(&vm_once, vm_read);
+	if (method && !agent.vm_err)
+		ev->have_blob = !sframe_jvm_vm_blob(&agent.vm, ev->addr,
+						    ev->size, &ev->blob);
+	return ev;
+}
+
 static void JNICALL on_method_load(jvmtiEnv *jvmti, jmethodID method,
 				   jint size, const void *addr,
 				   jint map_len, const jvmtiAddrLocationMap *map,
 				   const void *info)
 {
 	char *name = method_name(jvmti, method);
+	struct agent_event *ev;
 
 	(void)map_len;
 	(void)map;
 	(void)info;
-	pthread_mutex_lock(&agent.lock);
-	agent_publish(&agent, method, (uint64_t)addr, (uint32_t)size,
-		      SFRAME_JVM_NMETHOD, true, name ? name : "java.unknown");
-	pthread_mutex_unlock(&agent.lock);
+	ev = event_new(method, addr, size, true,
+		       name ? name : "java.unknown");
 	free(name);
+	if (ev)
+		enqueue(ev);
 }
 
 static void JNICALL on_method_unload(jvmtiEnv *jvmti, jmethodID method,
 				     const void *addr)
 {
+	struct agent_event *ev = calloc(1, sizeof(*ev));
+
 	(void)jvmti;
-	pthread_mutex_lock(&agent.lock);
-	agent_unpublish(&agent, method, (uint64_t)addr);
-	pthread_mutex_unlock(&agent.lock);
+	if (!ev)
+		return;
+	ev->unload = true;
+	ev->method = method;
+	ev->addr = (uint64_t)addr;
+	enqueue(ev);
 }
 
 static void JNICALL on_code_generated(jvmtiEnv *jvmti, const char *name,
 				      const void *addr, jint size)
 {
+	struct agent_event *ev;
+
 	(void)jvmti;
+	ev = event_new(NULL, addr, size, stub_is_called(name), name);
+	if (ev)
+		enqueue(ev);
+}
+
+static void handle(struct agent_event *ev)
+{
 	pthread_mutex_lock(&agent.lock);
-	agent_publish(&agent, NULL, (uint64_t)addr, (uint32_t)size,
-		      SFRAME_JVM_STUB, stub_is_called(name), name);
+	if (ev->unload)
+		agent_unpublish(&agent, ev->method, ev->addr);
+	else
+		agent_publish(&agent, ev);
 	pthread_mutex_unlock(&agent.lock);
+}
+
+/*
+ * The worker: takes the events in the order they were posted, so that
+ * an unload never overtakes its load.  It runs at the lowest priority:
+ * publishing can wait for an idle moment, the JVM's own threads cannot.
+ * It never calls into the JVM.
+ */
+static void *worker(void *arg)
+{
+	(void)arg;
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+	pthread_mutex_lock(&agent.qlock);
+	for (;;) {
+		struct agent_event *ev = agent.qhead;
+
+		if (!ev && agent.qstop)
+			break;
+		if (!ev) {
+			pthread_cond_wait(&agent.qcond, &agent.qlock);
+			continue;
+		}
+		agent.qhead = ev->next;
+		if (!agent.qhead)
+			agent.qtail = &agent.qhead;
+		agent.qbytes -= ev->decode ? ev->size : 0;
+		pthread_mutex_unlock(&agent.qlock);
+		handle(ev);
+		free(ev->name);
+		free(ev);
+		pthread_mutex_lock(&agent.qlock);
+	}
+	pthread_mutex_unlock(&agent.qlock);
+	return NULL;
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni)
 {
 	(void)jvmti;
 	(void)jni;
+	/* What was posted is published, then counted. */
+	pthread_mutex_lock(&agent.qlock);
+	agent.qstop = true;
+	pthread_cond_signal(&agent.qcond);
+	pthread_mutex_unlock(&agent.qlock);
+	pthread_join(agent.worker, NULL);
 	pthread_mutex_lock(&agent.lock);
 	agent_report(&agent);
 	pthread_mutex_unlock(&agent.lock);
@@ -196,6 +326,10 @@ static jint start(JavaVM *vm, char *options, jvmtiEnv **jvmtip)
 	if (parse_options(&agent, options) ||
 	    sframe_jit__perf_map_open(&agent.perf_map, NULL))
 		return JNI_ERR;
+	if (pthread_create(&agent.worker, NULL, worker, NULL)) {
+		fprintf(stderr, "libsframe_jvm: cannot start its thread\n");
+		return JNI_ERR;
+	}
 	if (enable_events(jvmti)) {
 		fprintf(stderr, "libsframe_jvm: cannot enable JVMTI events\n");
 		return JNI_ERR;

@@ -8,7 +8,7 @@
  * C2 alike: a stack bang, "push %rbp", "sub $n,%rsp"; each return
  * "add $n,%rsp", "pop %rbp", a safepoint poll, "ret"), but where the
  * epilogues and their out-of-line poll stubs sit is known only to the
- * compiler.  So the code is decoded (capstone) and the stack pointer's
+ * compiler.  So the code is decoded (Zydis) and the stack pointer's
  * distance to the canonical frame address followed along every path from
  * the entry, through the branches that stay inside the code: the frame
  * of each instruction is then known exactly, prologue, body, each
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <capstone/capstone.h>
+#include <Zydis/Zydis.h>
 
 #include "sframe_jvm.h"
 
@@ -76,6 +76,7 @@ struct state {
 	uint8_t rbp_known;
 	uint8_t sp_lost;
 	uint8_t seen;
+	uint16_t calls;		/* calls gone past on the way here */
 	uint8_t guessed;	/* reached from code no path reaches */
 	uint8_t bad;		/* conflict, or no way to the CFA */
 };
@@ -89,6 +90,8 @@ struct decoder {
 	struct state *st;
 	uint32_t *work;
 	uint32_t nr_work;
+	uint32_t *calls;	/* calls whose way on the next round takes */
+	uint32_t nr_calls;
 	bool guessing;
 	bool wrong_guess;
 	uint32_t *guessed;	/* instructions of the current guess */
@@ -96,38 +99,43 @@ struct decoder {
 	struct sframe_jvm_decode_stats stats;
 };
 
-static bool is_reg(const cs_x86_op *op, x86_reg reg)
+static bool is_reg(const ZydisDecodedOperand *op, ZydisRegister reg)
 {
-	return op->type == X86_OP_REG && op->reg == reg;
+	return op->type == ZYDIS_OPERAND_TYPE_REGISTER && op->reg.value == reg;
 }
 
-static bool is_sp_mem(const cs_x86_op *op)
+static bool is_sp_mem(const ZydisDecodedOperand *op)
 {
-	return op->type == X86_OP_MEM && op->mem.base == X86_REG_RSP &&
-	       op->mem.index == X86_REG_INVALID &&
-	       op->mem.segment == X86_REG_INVALID;
+	return op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	       op->mem.type == ZYDIS_MEMOP_TYPE_MEM &&
+	       op->mem.base == ZYDIS_REGISTER_RSP &&
+	       op->mem.index == ZYDIS_REGISTER_NONE &&
+	       op->mem.segment != ZYDIS_REGISTER_FS &&
+	       op->mem.segment != ZYDIS_REGISTER_GS;
 }
 
-/* The index of a general register (0 %rax ... 15 %r15), or -1. */
-static int gpr(x86_reg r)
+static bool writes(const ZydisDecodedOperand *op)
 {
-	static const x86_reg r64[] = {
-		X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RBX,
-		X86_REG_RSP, X86_REG_RBP, X86_REG_RSI, X86_REG_RDI,
-		X86_REG_R8, X86_REG_R9, X86_REG_R10, X86_REG_R11,
-		X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+	return op->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE;
+}
+
+/* The index of the general register holding @r (0 %rax ... 15 %r15), or -1. */
+static int gpr(ZydisRegister r)
+{
+	static const ZydisRegister r64[] = {
+		ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
+		ZYDIS_REGISTER_RBX, ZYDIS_REGISTER_RSP, ZYDIS_REGISTER_RBP,
+		ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
+		ZYDIS_REGISTER_R9, ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11,
+		ZYDIS_REGISTER_R12, ZYDIS_REGISTER_R13, ZYDIS_REGISTER_R14,
+		ZYDIS_REGISTER_R15,
 	};
-	/* A 32-bit write clears the upper half: it loses the copy too. */
-	static const x86_reg r32[] = {
-		X86_REG_EAX, X86_REG_ECX, X86_REG_EDX, X86_REG_EBX,
-		X86_REG_ESP, X86_REG_EBP, X86_REG_ESI, X86_REG_EDI,
-		X86_REG_R8D, X86_REG_R9D, X86_REG_R10D, X86_REG_R11D,
-		X86_REG_R12D, X86_REG_R13D, X86_REG_R14D, X86_REG_R15D,
-	};
+	ZydisRegister full;
 	int i;
 
+	full = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
 	for (i = 0; i < 16; i++)
-		if (r64[i] == r || r32[i] == r)
+		if (r64[i] == full)
 			return i;
 	return -1;
 }
@@ -135,184 +143,302 @@ static int gpr(x86_reg r)
 #define GPR_SP	4
 #define GPR_BP	5
 
-/* The general registers @ci writes; all of them when capstone cannot say. */
-static uint16_t written(csh cs, const cs_insn *ci)
+/*
+ * The general registers an instruction writes, implicitly too (push,
+ * call, cpuid); any part of one counts as the whole.
+ */
+static uint16_t written(const ZydisDecodedInstruction *zi,
+			const ZydisDecodedOperand *ops)
 {
-	cs_regs rd, wr;
-	uint8_t nr_rd, nr_wr, i;
 	uint16_t mask = 0;
+	int i, k;
 
-	if (cs_regs_access(cs, ci, rd, &nr_rd, wr, &nr_wr))
-		return 0xffff;
-	for (i = 0; i < nr_wr; i++) {
-		int k = gpr(wr[i]);
-
+	for (i = 0; i < zi->operand_count; i++) {
+		if (ops[i].type != ZYDIS_OPERAND_TYPE_REGISTER ||
+		    !writes(&ops[i]))
+			continue;
+		k = gpr(ops[i].reg.value);
 		if (k >= 0)
 			mask |= 1u << k;
 	}
 	return mask;
 }
 
-static void classify_arith(struct insn *in, const cs_x86 *x, int sign)
+static void classify_arith(struct insn *in, const ZydisDecodedOperand *ops,
+			   int nr, int sign)
 {
-	if (x->op_count == 2 && x->operands[1].type == X86_OP_IMM) {
+	if (nr == 2 && ops[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
 		in->fx = FX_SP;
-		in->arg = (int32_t)(sign * x->operands[1].imm);
+		in->arg = (int32_t)(sign * ops[1].imm.value.s);
 	} else {
 		in->fx = FX_SP_LOST;
 	}
 }
 
-static void classify_mov(struct insn *in, const cs_x86 *x)
+static void classify_mov(struct insn *in, const ZydisDecodedOperand *ops,
+			 int nr)
 {
-	const cs_x86_op *dst = &x->operands[0], *src = &x->operands[1];
+	const ZydisDecodedOperand *dst = &ops[0], *src = &ops[1];
 
-	if (x->op_count != 2)
+	if (nr != 2)
 		return;
-	if (is_reg(dst, X86_REG_RSP) && is_reg(src, X86_REG_RBP))
+	if (is_reg(dst, ZYDIS_REGISTER_RSP) && is_reg(src, ZYDIS_REGISTER_RBP))
 		in->fx = FX_SP_IS_RBP;
-	else if (is_reg(dst, X86_REG_RSP) && src->type == X86_OP_REG &&
-		 src->size == 8 && gpr(src->reg) >= 0)
-		in->fx = FX_REG_TO_SP, in->arg = gpr(src->reg);
-	else if (is_reg(dst, X86_REG_RSP))
+	else if (is_reg(dst, ZYDIS_REGISTER_RSP) &&
+		 src->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		 src->size == 64 && gpr(src->reg.value) >= 0)
+		in->fx = FX_REG_TO_SP, in->arg = gpr(src->reg.value);
+	else if (is_reg(dst, ZYDIS_REGISTER_RSP))
 		in->fx = FX_SP_LOST;
-	else if (is_reg(src, X86_REG_RSP) && dst->type == X86_OP_REG &&
-		 dst->size == 8 && gpr(dst->reg) >= 0 &&
-		 gpr(dst->reg) != GPR_BP)
-		in->fx = FX_SP_TO_REG, in->arg = gpr(dst->reg);
-	else if (is_reg(dst, X86_REG_RBP))
-		in->fx = is_reg(src, X86_REG_RSP) ? FX_RBP_IS_SP : FX_RBP_LOST;
-	else if (is_sp_mem(dst) && is_reg(src, X86_REG_RBP))
-		in->fx = FX_SAVE_RBP, in->arg = (int32_t)dst->mem.disp;
+	else if (is_reg(src, ZYDIS_REGISTER_RSP) &&
+		 dst->type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		 dst->size == 64 && gpr(dst->reg.value) >= 0 &&
+		 gpr(dst->reg.value) != GPR_BP)
+		in->fx = FX_SP_TO_REG, in->arg = gpr(dst->reg.value);
+	else if (is_reg(dst, ZYDIS_REGISTER_RBP))
+		in->fx = is_reg(src, ZYDIS_REGISTER_RSP) ? FX_RBP_IS_SP :
+							   FX_RBP_LOST;
+	else if (is_sp_mem(dst) && is_reg(src, ZYDIS_REGISTER_RBP))
+		in->fx = FX_SAVE_RBP, in->arg = (int32_t)dst->mem.disp.value;
 }
 
+/* A direct branch's target, if it stays in the code. */
 static void classify_branch(struct decoder *d, struct insn *in,
-			    const cs_x86 *x, bool end)
+			    const ZydisDecodedInstruction *zi,
+			    const ZydisDecodedOperand *ops, uint64_t pc)
 {
-	uint64_t t;
+	ZyanU64 t;
 
-	if (end)
-		in->flags |= INSN_END;
-	if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+	if (ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE ||
+	    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[0], pc, &t)))
 		return;
-	t = (uint64_t)x->operands[0].imm;
 	if (t >= d->addr && t < d->addr + d->size) {
 		in->flags |= INSN_BRANCH;
 		in->target = (uint32_t)(t - d->addr);
 	}
 }
 
-/* What one instruction does to the frame and to the flow. */
-static void classify(struct decoder *d, csh cs, const cs_insn *ci,
-		     struct insn *in)
+/* "call next; ..." pushes its own address and goes on. */
+static void classify_call(struct insn *in, const ZydisDecodedInstruction *zi,
+			  const ZydisDecodedOperand *ops, uint64_t pc)
 {
-	const cs_x86 *x = &ci->detail->x86;
+	ZyanU64 t;
 
-	in->writes = written(cs, ci);
-	in->nop = ci->id == X86_INS_NOP;
-	switch (ci->id) {
-	case X86_INS_PUSH:
-	case X86_INS_PUSHFQ:
-		in->fx = x->op_count == 1 && is_reg(&x->operands[0], X86_REG_RBP) ?
+	if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+	    ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, &ops[0], pc, &t)) &&
+	    t == pc + zi->length)
+		in->fx = FX_SP, in->arg = 8;
+	else
+		in->call = 1;
+}
+
+static void classify_stack(struct insn *in, const ZydisDecodedInstruction *zi,
+			   const ZydisDecodedOperand *ops)
+{
+	int nr = zi->operand_count_visible;
+
+	switch (zi->mnemonic) {
+	case ZYDIS_MNEMONIC_PUSH:
+	case ZYDIS_MNEMONIC_PUSHFQ:
+		in->fx = nr == 1 && is_reg(&ops[0], ZYDIS_REGISTER_RBP) ?
 			 FX_PUSH_RBP : FX_SP;
 		in->arg = 8;
 		return;
-	case X86_INS_POP:
-	case X86_INS_POPFQ:
+	case ZYDIS_MNEMONIC_POP:
+	case ZYDIS_MNEMONIC_POPFQ:
 		in->fx = FX_SP;
 		in->arg = -8;
-		if (x->op_count == 1 && is_reg(&x->operands[0], X86_REG_RBP))
+		if (nr == 1 && is_reg(&ops[0], ZYDIS_REGISTER_RBP))
 			in->fx = FX_POP_RBP;
-		else if (x->op_count == 1 && is_reg(&x->operands[0], X86_REG_RSP))
+		else if (nr == 1 && is_reg(&ops[0], ZYDIS_REGISTER_RSP))
 			in->fx = FX_SP_LOST;
 		return;
-	case X86_INS_LEAVE:
+	case ZYDIS_MNEMONIC_LEAVE:
 		in->fx = FX_LEAVE;
 		return;
-	case X86_INS_RET:
-		in->flags |= INSN_END;
-		return;
-	case X86_INS_HLT:
-	case X86_INS_UD2:
-	case X86_INS_INT3:
-		in->flags |= INSN_END;
-		return;
-	case X86_INS_JMP:
-		classify_branch(d, in, x, true);
-		return;
-	case X86_INS_CALL:
-		/* "call next; ..." pushes its own address and goes on. */
-		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
-		    (uint64_t)x->operands[0].imm == ci->address + ci->size)
-			in->fx = FX_SP, in->arg = 8;
-		else
-			in->call = 1;
-		return;
+	default:
+		break;
 	}
-	if (cs_insn_group(cs, ci, X86_GRP_JUMP)) {
-		classify_branch(d, in, x, false);
-		return;
-	}
-	if (x->op_count >= 1 && is_reg(&x->operands[0], X86_REG_RSP) &&
-	    (x->operands[0].access & CS_AC_WRITE)) {
-		if (ci->id == X86_INS_SUB)
-			classify_arith(in, x, 1);
-		else if (ci->id == X86_INS_ADD)
-			classify_arith(in, x, -1);
-		else if (ci->id == X86_INS_LEA && x->op_count == 2 &&
-			 is_sp_mem(&x->operands[1]))
-			in->fx = FX_SP, in->arg = -(int32_t)x->operands[1].mem.disp;
-		else if (ci->id == X86_INS_MOV)
-			classify_mov(in, x);
+	if (nr >= 1 && is_reg(&ops[0], ZYDIS_REGISTER_RSP) && writes(&ops[0])) {
+		if (zi->mnemonic == ZYDIS_MNEMONIC_SUB)
+			classify_arith(in, ops, nr, 1);
+		else if (zi->mnemonic == ZYDIS_MNEMONIC_ADD)
+			classify_arith(in, ops, nr, -1);
+		else if (zi->mnemonic == ZYDIS_MNEMONIC_LEA && nr == 2 &&
+			 is_sp_mem(&ops[1]))
+			in->fx = FX_SP, in->arg = -(int32_t)ops[1].mem.disp.value;
+		else if (zi->mnemonic == ZYDIS_MNEMONIC_MOV)
+			classify_mov(in, ops, nr);
 		else
 			in->fx = FX_SP_LOST;
 		return;
 	}
-	if (ci->id == X86_INS_MOV)
-		classify_mov(in, x);
+	if (zi->mnemonic == ZYDIS_MNEMONIC_MOV)
+		classify_mov(in, ops, nr);
 	if (in->fx == FX_NONE && (in->writes & (1u << GPR_SP)))
 		in->fx = FX_SP_LOST;
 	else if (in->fx == FX_NONE && (in->writes & (1u << GPR_BP)))
 		in->fx = FX_RBP_LOST;
 }
 
-/* Decode every instruction; bytes that do not decode are skipped. */
-static int disassemble(struct decoder *d)
+/* What one instruction does to the frame and to the flow. */
+static void classify(struct decoder *d, const ZydisDecodedInstruction *zi,
+		     const ZydisDecodedOperand *ops, uint64_t pc,
+		     struct insn *in)
 {
-	const uint8_t *p = d->code;
-	size_t left = d->size;
-	uint64_t pc = d->addr;
-	cs_insn *ci;
-	csh cs;
-	int err = 0;
-
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
-		return -ENOMEM;
-	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-	ci = cs_malloc(cs);
-	d->insns = calloc(d->size, sizeof(*d->insns));
-	if (!ci || !d->insns) {
-		err = -ENOMEM;
-		goto out;
+	in->writes = written(zi, ops);
+	in->nop = zi->mnemonic == ZYDIS_MNEMONIC_NOP;
+	switch (zi->meta.category) {
+	case ZYDIS_CATEGORY_RET:
+		in->flags |= INSN_END;
+		return;
+	case ZYDIS_CATEGORY_UNCOND_BR:
+		in->flags |= INSN_END;
+		classify_branch(d, in, zi, ops, pc);
+		return;
+	case ZYDIS_CATEGORY_COND_BR:
+		classify_branch(d, in, zi, ops, pc);
+		return;
+	case ZYDIS_CATEGORY_CALL:
+		classify_call(in, zi, ops, pc);
+		return;
+	default:
+		break;
 	}
-	while (left) {
-		struct insn *in;
+	switch (zi->mnemonic) {
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_UD2:
+	case ZYDIS_MNEMONIC_INT3:
+		in->flags |= INSN_END;
+		return;
+	default:
+		break;
+	}
+	classify_stack(in, zi, ops);
+}
 
-		if (!cs_disasm_iter(cs, &p, &left, &pc, ci)) {
-			d->stats.bad_bytes++;
-			p++, left--, pc++;
+/*
+ * The instruction at @off into @map (indexed by offset), unless bytes
+ * it would cover are another instruction's.  0, or -1 where the bytes do
+ * not decode or overlap.
+ */
+static int decode_one(struct decoder *d, const ZydisDecoder *dec,
+		      struct insn *map, uint8_t *covered, uint32_t off,
+		      uint32_t end)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction zi;
+	struct insn *in = &map[off];
+	uint32_t k;
+
+	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(dec, d->code + off, end - off,
+						 &zi, ops)))
+		return -1;
+	for (k = off; k < off + zi.length; k++)
+		if (covered[k])
+			return -1;
+	memset(covered + off, 1, zi.length);
+	in->off = off;
+	in->len = zi.length;
+	classify(d, &zi, ops, d->addr + off, in);
+	return 0;
+}
+
+/*
+ * The instructions every path from the entries meets, in the order of
+ * the paths: HotSpot leaves holes in its code (a patchable jump and
+ * the bytes after it, which C1 fills later), and a sweep from the start
+ * would read those as instructions and lose its way into the next
+ * ones.  @work has room for @d->size offsets.
+ */
+static void trace(struct decoder *d, const ZydisDecoder *dec,
+		  struct insn *map, uint8_t *covered, uint32_t *work,
+		  const uint32_t *entries, uint32_t nr_entries)
+{
+	uint32_t n = 0, i;
+
+	work[n++] = 0;
+	for (i = 0; i < nr_entries; i++)
+		if (entries[i] < d->size)
+			work[n++] = entries[i];
+	while (n) {
+		uint32_t off = work[--n];
+		const struct insn *in = &map[off];
+
+		if (map[off].len || covered[off])
+			continue;
+		if (decode_one(d, dec, map, covered, off, d->size))
+			continue;
+		if ((in->flags & INSN_BRANCH) && n < d->size)
+			work[n++] = in->target;
+		if (!(in->flags & INSN_END) && off + in->len < d->size &&
+		    n < d->size)
+			work[n++] = off + in->len;
+	}
+}
+
+/*
+ * What no path meets, swept from the start of each hole to its end.
+ * Zero bytes that open a hole are the room C1 leaves after a patchable
+ * jump for the instruction it will write there: not code.
+ */
+static void sweep(struct decoder *d, const ZydisDecoder *dec,
+		  struct insn *map, uint8_t *covered)
+{
+	uint32_t off = 0, end;
+
+	while (off < d->size) {
+		if (covered[off]) {
+			off++;
 			continue;
 		}
-		in = &d->insns[d->nr_insns++];
-		in->off = (uint32_t)(ci->address - d->addr);
-		in->len = ci->size;
-		classify(d, cs, ci, in);
+		for (end = off; end < d->size && !covered[end]; end++)
+			;
+		while (off < end && !d->code[off])
+			off++;
+		while (off < end) {
+			if (decode_one(d, dec, map, covered, off, end)) {
+				d->stats.bad_bytes++;
+				off++;
+			} else {
+				off += map[off].len;
+			}
+		}
 	}
+}
+
+/* Decode the code: along its paths first, then what they leave. */
+static int disassemble(struct decoder *d, const uint32_t *entries,
+		       uint32_t nr_entries)
+{
+	struct insn *map = calloc(d->size + 1, sizeof(*map));
+	uint8_t *covered = calloc(d->size + 1, 1);
+	uint32_t *work = calloc(d->size + 1, sizeof(*work));
+	ZydisDecoder dec;
+	uint32_t off;
+	int err = -ENOMEM;
+
+	if (!map || !covered || !work)
+		goto out;
+	err = -EINVAL;
+	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+					   ZYDIS_STACK_WIDTH_64)))
+		goto out;
+	trace(d, &dec, map, covered, work, entries, nr_entries);
+	sweep(d, &dec, map, covered);
+	err = -ENOMEM;
+	d->insns = calloc(d->size + 1, sizeof(*d->insns));
+	if (!d->insns)
+		goto out;
+	for (off = 0; off < d->size; off++)
+		if (map[off].len)
+			d->insns[d->nr_insns++] = map[off];
 	d->stats.insns = d->nr_insns;
+	err = 0;
 out:
-	if (ci)
-		cs_free(ci, 1);
-	cs_close(&cs);
+	free(map);
+	free(covered);
+	free(work);
 	return err;
 }
 
@@ -452,11 +578,24 @@ static void reach(struct decoder *d, int64_t i, const struct state *s)
 	struct state *t;
 
 	if (i < 0) {
-		/* A branch into the middle of an instruction. */
-		d->stats.conflicts++;
+		/*
+		 * A branch into the middle of an instruction: from a path,
+		 * the code is not what it was decoded as; from a guess, the
+		 * guess read bytes that are not code.
+		 */
+		if (d->guessing)
+			d->wrong_guess = true;
+		else
+			d->stats.conflicts++;
 		return;
 	}
 	t = &d->st[i];
+	/*
+	 * A guess that loses the frame proves nothing of the code after:
+	 * that code is left for a guess of its own.
+	 */
+	if (d->guessing && s->bad)
+		return;
 	if (t->seen && d->guessing && (t->guessed != d->guessing || t->bad)) {
 		/*
 		 * A guess that meets a path with another frame, or code
@@ -467,6 +606,12 @@ static void reach(struct decoder *d, int64_t i, const struct state *s)
 		return;
 	}
 	if (t->seen) {
+		/*
+		 * The way on after a call meets code reached before, with
+		 * fewer calls on the way: the call did not return.
+		 */
+		if (s->calls > t->calls)
+			return;
 		if (!same_frame(t, s) && !t->bad) {
 			t->bad = 1;
 			d->stats.conflicts++;
@@ -482,9 +627,16 @@ static void reach(struct decoder *d, int64_t i, const struct state *s)
 }
 
 /* Follow every path from instruction @i, entered with frame @s. */
-static void propagate(struct decoder *d, int64_t i, const struct state *s)
+static bool falls_through(const struct decoder *d, uint32_t k)
 {
-	reach(d, i, s);
+	const struct insn *in = &d->insns[k];
+
+	return !(in->flags & INSN_END) && k + 1 < d->nr_insns &&
+	       d->insns[k + 1].off == in->off + in->len;
+}
+
+static void drain(struct decoder *d)
+{
 	while (d->nr_work) {
 		uint32_t k = d->work[--d->nr_work];
 		const struct insn *in = &d->insns[k];
@@ -496,9 +648,50 @@ static void propagate(struct decoder *d, int64_t i, const struct state *s)
 		next.seen = 0;
 		if (in->flags & INSN_BRANCH)
 			reach(d, insn_at(d, in->target), &next);
-		if (!(in->flags & INSN_END) && k + 1 < d->nr_insns &&
-		    d->insns[k + 1].off == in->off + in->len)
+		if (!falls_through(d, k))
+			continue;
+		if (in->call)
+			d->calls[d->nr_calls++] = k;
+		else
 			reach(d, k + 1, &next);
+	}
+}
+
+/*
+ * Follow every path from instruction @i, entered with frame @s.
+ *
+ * Compiled code calls stubs that never return (they throw, or
+ * deoptimize), and whatever follows such a call belongs to another
+ * path: the safepoint poll stub after C1's exception stubs runs after
+ * an epilogue.  So paths are followed in rounds: first all code reached
+ * without going past a call, then the way on after those calls, and so
+ * on.  Where the way on after a call meets code an earlier round
+ * reached, the call did not return; within a round, two frames for one
+ * instruction are a conflict.
+ */
+static void propagate(struct decoder *d, int64_t i, const struct state *s)
+{
+	uint32_t *calls = d->calls, *next_calls = d->calls + d->nr_insns + 1;
+
+	reach(d, i, s);
+	drain(d);
+	while (d->nr_calls) {
+		uint32_t n = d->nr_calls, c;
+
+		memcpy(next_calls, calls, n * sizeof(*calls));
+		d->nr_calls = 0;
+		for (c = 0; c < n; c++) {
+			uint32_t k = next_calls[c];
+			struct state next;
+
+			if (d->st[k].bad)
+				continue;
+			next = step(&d->insns[k], d->st[k]);
+			next.seen = 0;
+			next.calls++;
+			reach(d, k + 1, &next);
+		}
+		drain(d);
 	}
 }
 
@@ -506,11 +699,11 @@ static void propagate(struct decoder *d, int64_t i, const struct state *s)
  * The body's frame, the one the prologue builds: the frame of
  * @frame_size (HotSpot's own figure) where it is given; otherwise the
  * frame of the first call reached, which compiled code makes from its
- * body.
+ * body.  Whether a path from an entry reached it.
  */
-static struct state body_frame(const struct decoder *d, uint32_t frame_size)
+static bool body_frame(const struct decoder *d, uint32_t frame_size,
+		       struct state *body)
 {
-	struct state best = { .cfa = 8, .copy_reg = -1 };
 	uint32_t i;
 
 	for (i = 0; i < d->nr_insns; i++) {
@@ -520,14 +713,26 @@ static struct state body_frame(const struct decoder *d, uint32_t frame_size)
 			continue;
 		if (frame_size ? (uint32_t)s->cfa == frame_size :
 				 d->insns[i].call) {
-			best = *s;
-			break;
+			*body = *s;
+			body->seen = 0;
+			body->bad = 0;
+			body->copy_reg = -1;
+			body->calls = 0;
+			return true;
 		}
 	}
-	best.seen = 0;
-	best.bad = 0;
-	best.copy_reg = -1;
-	return best;
+	/*
+	 * A method made not entrant has a jump written over its entry,
+	 * and no path from there reaches its body; threads still in it
+	 * run in the frame HotSpot gives, with %rbp below the return
+	 * address, as every compiled frame has it.
+	 */
+	*body = (struct state){
+		.cfa = (int32_t)frame_size,
+		.fp_off = -16,
+		.copy_reg = -1,
+	};
+	return false;
 }
 
 static bool is_padding(const struct decoder *d, uint32_t i)
@@ -644,24 +849,27 @@ int sframe_jvm_decode(const void *code, uint32_t size, uint64_t addr,
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = disassemble(&d);
+	err = disassemble(&d, entries, nr_entries);
 	if (err)
 		goto out;
 	d.st = calloc(d.nr_insns + 1, sizeof(*d.st));
 	d.work = calloc(d.nr_insns + 1, sizeof(*d.work));
 	d.guessed = calloc(d.nr_insns + 1, sizeof(*d.guessed));
+	d.calls = calloc(2 * (d.nr_insns + 1), sizeof(*d.calls));
 	err = -ENOMEM;
-	if (!d.st || !d.work || !d.guessed)
+	if (!d.st || !d.work || !d.guessed || !d.calls)
 		goto out;
 	if (d.nr_insns && d.insns[0].off == 0)
 		propagate(&d, 0, &entry);
 	for (i = 0; i < nr_entries; i++)
 		propagate(&d, insn_at(&d, entries[i]), &entry);
 	if (kind == SFRAME_JVM_NMETHOD) {
-		struct state body = body_frame(&d, frame_size);
+		struct state body;
 
-		d.stats.body_cfa = body.cfa;
-		fill_unreached(&d, &body);
+		if (body_frame(&d, frame_size, &body))
+			d.stats.body_cfa = body.cfa;
+		if (body.cfa)
+			fill_unreached(&d, &body);
 	}
 	err = emit(&d, out);
 	out->stats = d.stats;
@@ -672,6 +880,7 @@ out:
 	free(d.st);
 	free(d.work);
 	free(d.guessed);
+	free(d.calls);
 	return err;
 }
 

@@ -79,7 +79,7 @@ static void log_line(struct agent *ag, const char *fmt, ...)
 static int registry_open(struct agent *ag)
 {
 	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
-		.fde_capacity = 4096,
+		.fde_capacity = 1024,
 		.flags = ag->no_kernel ? SFRAME_JIT_F_NO_KERNEL : 0);
 	int err;
 
@@ -87,7 +87,7 @@ static int registry_open(struct agent *ag)
 		return 0;
 	if (ag->reg_err)
 		return ag->reg_err;
-	err = sframe_jvm_vm_read(&ag->vm);
+	err = ag->vm_err;
 	if (err) {
 		log_line(ag, "error vmstructs %d", err);
 		return ag->reg_err = err;
@@ -179,27 +179,29 @@ static int add_spans(struct agent *ag, uint64_t addr,
 
 /*
  * The code's rows, checked against HotSpot's own figure where the
- * method's header is found: a body frame that disagrees with it means
+ * method's header was found: a body frame that disagrees with it means
  * the decoder misread the code, which had better go without rows.  The
  * header also names the OSR entry, which a jump enters.
  */
-static int decode_method(struct agent *ag, uint64_t addr, uint32_t size,
-			 struct sframe_jvm_frames *f, int *vm_frame)
+static int decode_method(struct agent *ag, const struct agent_event *ev,
+			 struct sframe_jvm_frames *f)
 {
-	struct sframe_jvm_blob blob;
-	uint32_t osr;
-	bool have = !sframe_jvm_vm_blob(&ag->vm, addr, size, &blob);
+	uint32_t osr = ev->have_blob && ev->blob.osr_entry >= 0 ?
+		       (uint32_t)ev->blob.osr_entry : 0;
 	int err;
 
-	*vm_frame = have ? (int)blob.frame_size : -1;
-	osr = have && blob.osr_entry >= 0 ? (uint32_t)blob.osr_entry : 0;
-	err = sframe_jvm_decode((const void *)addr, size, addr,
+	err = sframe_jvm_decode(ev->code, ev->size, ev->addr,
 				SFRAME_JVM_NMETHOD, &osr, osr ? 1 : 0,
-				have ? blob.frame_size : 0, f);
-	if (err || !have)
+				ev->have_blob ? ev->blob.frame_size : 0, f);
+	if (err || !ev->have_blob)
 		return err;
+	if (!f->stats.body_cfa) {
+		/* Made not entrant: the rows follow HotSpot's frame. */
+		ag->stats.not_entrant++;
+		return 0;
+	}
 	ag->stats.checked++;
-	if (blob.frame_size != f->stats.body_cfa) {
+	if (ev->blob.frame_size != f->stats.body_cfa) {
 		ag->stats.mismatches++;
 		return -EPROTO;
 	}
@@ -222,56 +224,59 @@ static void count(struct agent *ag, const struct sframe_jvm_frames *f,
 	}
 }
 
+static int rows_of(struct agent *ag, const struct agent_event *ev,
+		   struct sframe_jvm_frames *f)
+{
+	if (!ev->decode) {
+		f->stats.unknown_bytes = ev->size;
+		return 0;
+	}
+	if (ev->method)
+		return decode_method(ag, ev, f);
+	return sframe_jvm_decode(ev->code, ev->size, ev->addr,
+				 SFRAME_JVM_STUB, NULL, 0, 0, f);
+}
+
 /**
  * agent_publish() - give a piece of code the JVM announced its rows
  * @ag: the agent.
- * @method: the compiled method's jmethodID, or NULL for a stub.
- * @addr: the code's address.
- * @size: its size.
- * @kind: how the code is entered; SFRAME_JVM_STUB with NULL rows left
- *	to frame pointers (stubs not entered by a call).
- * @decode: decode the code for rows; false leaves it to frame pointers.
- * @name: its name, for the perf map and the log.
+ * @ev: the load of a compiled method (@ev->method set) or a stub, with
+ *	a copy of its code where @ev->decode says to decode it.
  *
- * Called under @ag->lock.
+ * Called by the worker, under @ag->lock.
  */
-void agent_publish(struct agent *ag, const void *method, uint64_t addr,
-		   uint32_t size, enum sframe_jvm_code_kind kind, bool decode,
-		   const char *name)
+void agent_publish(struct agent *ag, const struct agent_event *ev)
 {
 	struct sframe_jvm_frames f = { 0 };
 	struct code *c;
-	int err, vm_frame = -1;
+	int err;
 
-	if (!size || registry_open(ag))
+	if (!ev->size || registry_open(ag))
 		return;
-	if (addr < ag->vm.code_low || addr + size > ag->vm.code_high) {
-		log_line(ag, "outside %#" PRIx64 " %u %s", addr, size, name);
+	if (ev->addr < ag->vm.code_low ||
+	    ev->addr + ev->size > ag->vm.code_high) {
+		log_line(ag, "outside %#" PRIx64 " %u %s", ev->addr, ev->size,
+			 ev->name);
 		return;
 	}
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return;
-	*c = (struct code){ .addr = addr, .size = size, .method = method,
-			    .name = strdup(name) };
-	evict(ag, addr, size);
-	err = 0;
-	if (!decode)
-		f.stats.unknown_bytes = size;
-	else if (kind == SFRAME_JVM_NMETHOD)
-		err = decode_method(ag, addr, size, &f, &vm_frame);
-	else
-		err = sframe_jvm_decode((const void *)addr, size, addr, kind,
-					NULL, 0, 0, &f);
+	*c = (struct code){ .addr = ev->addr, .size = ev->size,
+			    .method = ev->method, .name = strdup(ev->name) };
+	evict(ag, ev->addr, ev->size);
+	err = rows_of(ag, ev, &f);
 	if (!err)
-		err = add_spans(ag, addr, &f);
-	count(ag, &f, method, err);
+		err = add_spans(ag, ev->addr, &f);
+	count(ag, &f, ev->method, err);
 	if (c->name)
-		sframe_jit__perf_map_write(&ag->perf_map, addr, size, c->name);
+		sframe_jit__perf_map_write(&ag->perf_map, ev->addr, ev->size,
+					   c->name);
 	log_line(ag, "%s %#" PRIx64 " %u %s err=%d spans=%u rows=%u fp_bytes=%u frame=%u vm_frame=%d",
-		 method ? "load" : "stub", addr, size, name, err, f.nr_spans,
-		 f.nr_rows, f.stats.unknown_bytes, f.stats.body_cfa,
-		 vm_frame);
+		 ev->method ? "load" : "stub", ev->addr, ev->size, ev->name,
+		 err, f.nr_spans, f.nr_rows, f.stats.unknown_bytes,
+		 f.stats.body_cfa,
+		 ev->have_blob ? (int)ev->blob.frame_size : -1);
 	sframe_jvm_frames_free(&f);
 	if (!tsearch(c, &ag->live, code_cmp))
 		code_free(c);
@@ -310,17 +315,31 @@ void agent_unpublish(struct agent *ag, const void *method, uint64_t addr)
 /**
  * agent_report() - write the agent's counts to its log
  * @ag: the agent.
+ *
+ * With them, the registry's: functions and rows live, and the bytes its
+ * capacities take (the header page, 24 bytes a descriptor and 16 a row
+ * in version 1 records), which the kernel pins.
  */
 void agent_report(struct agent *ag)
 {
 	const struct agent_stats *s = &ag->stats;
+	SFRAME_JIT_OPTS(sframe_jit_info, info);
+	uint64_t bytes = 0;
 
+	if (ag->reg && !sframe_jit_get_info(ag->reg, &info))
+		bytes = 4096 + 24ULL * info.fde_capacity +
+			16ULL * info.fre_capacity;
 	log_line(ag, "stats methods=%" PRIu64 " partial=%" PRIu64
 		 " errors=%" PRIu64 " method_fp_bytes=%" PRIu64
 		 " checked=%" PRIu64 " mismatches=%" PRIu64
+		 " not_entrant=%" PRIu64
 		 " unloaded=%" PRIu64 " evicted=%" PRIu64 " stubs=%" PRIu64
-		 " stub_fp_bytes=%" PRIu64,
+		 " stub_fp_bytes=%" PRIu64 " dropped=%" PRIu64
+		 " funcs=%u rows=%u reg_bytes=%" PRIu64,
 		 s->methods, s->methods_partial, s->method_errors,
-		 s->method_fp_bytes, s->checked, s->mismatches, s->unloaded,
-		 s->evicted, s->stubs, s->stub_fp_bytes);
+		 s->method_fp_bytes, s->checked, s->mismatches, s->not_entrant,
+		 s->unloaded,
+		 s->evicted, s->stubs, s->stub_fp_bytes, s->dropped,
+		 info.nr_funcs,
+		 info.nr_rows_live, bytes);
 }

@@ -41,7 +41,7 @@ struct sframe_jvm_decode_stats {
 	uint32_t bad_bytes;	/* bytes the decoder could not read */
 	uint32_t unknown_bytes;	/* bytes of code left to frame pointers */
 	uint32_t conflicts;	/* instructions reached with two frames */
-	uint32_t body_cfa;	/* the body's CFA - SP, 0 if none */
+	uint32_t body_cfa;	/* the body's CFA - SP from the entries, or 0 */
 };
 
 /* The result of sframe_jvm_decode(): spans and their rows. */

@@ -14,12 +14,14 @@
 DECLARE(c2_method); DECLARE(c2_push); DECLARE(c2_sub); DECLARE(c2_body);
 DECLARE(c2_epi_add); DECLARE(c2_epi_pop); DECLARE(c2_epi_poll);
 DECLARE(c2_ret); DECLARE(c2_slow); DECLARE(c2_slow_pop);
-DECLARE(c2_slow_jmp); DECLARE(c2_poll_stub); DECLARE(c2_exc);
+DECLARE(c2_slow_jmp); DECLARE(c2_throw); DECLARE(c2_poll_stub); DECLARE(c2_exc);
 DECLARE(c2_deopt); DECLARE(c2_deopt_next); DECLARE(c2_end);
 DECLARE(osr_method); DECLARE(osr_loop); DECLARE(osr_entry);
 DECLARE(osr_entry_push); DECLARE(osr_end);
 DECLARE(wrap); DECLARE(wrap_mov); DECLARE(wrap_align); DECLARE(wrap_call);
 DECLARE(wrap_back); DECLARE(wrap_leave); DECLARE(wrap_ret); DECLARE(wrap_end);
+DECLARE(patched); DECLARE(patched_body); DECLARE(patched_pop);
+DECLARE(patched_ret); DECLARE(patched_end);
 DECLARE(lost); DECLARE(lost_and); DECLARE(lost_end);
 
 static int passed, failed;
@@ -119,6 +121,7 @@ static void test_c2(uint32_t frame_size)
 	EXPECT(&f, c2_method, c2_slow, 0, 64, -16);
 	EXPECT(&f, c2_method, c2_slow_pop, 0, 16, -16);
 	EXPECT(&f, c2_method, c2_slow_jmp, 0, 8, 0);
+	EXPECT(&f, c2_method, c2_throw, 0, 64, -16);
 	EXPECT(&f, c2_method, c2_poll_stub, 0, 8, 0);
 	EXPECT(&f, c2_method, c2_exc, 0, 64, -16);
 	EXPECT(&f, c2_method, c2_deopt, 0, 64, -16);
@@ -164,6 +167,24 @@ static void test_wrapper(void)
 	sframe_jvm_frames_free(&f);
 }
 
+static void test_not_entrant(void)
+{
+	struct sframe_jvm_frames f;
+
+	decode(patched, patched_end, SFRAME_JVM_NMETHOD, NULL, 64, &f);
+	EXPECT(&f, patched, patched, 0, 8, 0);
+	EXPECT(&f, patched, patched_body, 0, 64, -16);
+	EXPECT(&f, patched, patched_pop, 0, 16, -16);
+	EXPECT(&f, patched, patched_ret, 0, 8, 0);
+	result(f.stats.body_cfa == 0,
+	       "not entrant: no path from the entry finds the body");
+	sframe_jvm_frames_free(&f);
+	/* Without HotSpot's frame size there is nothing to go by. */
+	decode(patched, patched_end, SFRAME_JVM_NMETHOD, NULL, 0, &f);
+	expect_none(&f, patched, patched_body, "not entrant, no frame size: body");
+	sframe_jvm_frames_free(&f);
+}
+
 static void test_lost(void)
 {
 	struct sframe_jvm_frames f;
@@ -181,6 +202,7 @@ int main(void)
 	test_c2(0);
 	test_osr();
 	test_wrapper();
+	test_not_entrant();
 	test_lost();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;

@@ -8,11 +8,13 @@
 	.text
 
 /* A C2 method: stack bang, frame, a call, two epilogues, the poll
- * stub an epilogue branches to, exception and deoptimization handlers
- * that no path from the entry reaches. */
+ * stub an epilogue branches to, right after a call to a stub that never
+ * returns (as C1 lays its exception stubs out), exception and
+ * deoptimization handlers that no path from the entry reaches. */
 	.globl	c2_method, c2_push, c2_sub, c2_body, c2_epi_add, c2_epi_pop
 	.globl	c2_epi_poll, c2_ret, c2_slow, c2_slow_pop, c2_slow_jmp
-	.globl	c2_poll_stub, c2_exc, c2_deopt, c2_deopt_next, c2_end
+	.globl	c2_throw, c2_poll_stub, c2_exc, c2_deopt, c2_deopt_next
+	.globl	c2_end
 c2_method:
 	movl	%eax, -0x14000(%rsp)	/* 8 */
 c2_push:
@@ -24,6 +26,7 @@ c2_body:
 	call	outside
 	testq	%rax, %rax
 	je	c2_slow
+	jl	c2_throw
 c2_epi_add:
 	addq	$0x30, %rsp		/* 64 */
 c2_epi_pop:
@@ -40,6 +43,8 @@ c2_slow_pop:
 	popq	%rbp			/* 16 */
 c2_slow_jmp:
 	jmp	outside			/* 8 */
+c2_throw:
+	call	outside			/* 64: a stub that never returns */
 c2_poll_stub:
 	movabsq	$0, %r10		/* 8: after the epilogue */
 	movq	%r10, 0x358(%r15)
@@ -100,6 +105,26 @@ wrap_leave:
 wrap_ret:
 	ret				/* 8 */
 wrap_end:
+
+/* A method made not entrant: a jump written over its stack bang, the
+ * bang's last two bytes left; no path from the entry reaches the body,
+ * where threads already in it still run. */
+	.globl	patched, patched_body, patched_pop, patched_ret, patched_end
+patched:
+	.byte	0xe9			/* 8 */
+	.long	outside - . - 4
+	.byte	0xfe, 0xff
+	pushq	%rbp
+	subq	$0x30, %rsp
+patched_body:
+	addq	$1, %rsi		/* 64 */
+	call	outside
+	addq	$0x30, %rsp
+patched_pop:
+	popq	%rbp			/* 16 */
+patched_ret:
+	ret				/* 8 */
+patched_end:
 
 /* A stub that loses its stack pointer with no frame pointer. */
 	.globl	lost, lost_and, lost_end
