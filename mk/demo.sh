@@ -17,6 +17,15 @@
 # (postgres-MODE.svg) and the share of samples in its code (evalexpr_*)
 # whose stack reaches main().
 #
+# The third act, in the same boot: HotSpot, OpenJDK 17's JIT, with the
+# JVM's default flags (C1 and C2 code keeps no frame pointer) and
+# libsframe_jvm, the JVMTI agent that publishes each compiled method's
+# rows (mk/demo/java.sh): a loop compiled five Java frames deep and at
+# the bottom of a recursion, profiled with fp and with sframe; its call
+# graphs, flame graphs (java-MODE.svg) and the share of samples in its
+# compiled code whose Java frames are exact down to the main thread's
+# start.
+#
 # Environment: DEMO_SECONDS (how long exprjit runs, default 3), PERF (a
 # perf binary to use instead of build/perf/perf), DEMO_PG_ROWS (the rows
 # PostgreSQL's query goes through, default 1000000).
@@ -37,7 +46,7 @@ section() {
 
 build_tools() {
 	nice make -s -C "$top/tools/lib/sframe_jit" OUTPUT="$build/sframe_jit/" \
-		all tests-postgres > /dev/null
+		all tests-postgres tests-java > /dev/null
 	nice make -s -C "$top/samples/sframe_jit" OUTPUT="$out/" \
 		LIBDIR="$build/sframe_jit" INCDIR="$top/tools/lib/sframe_jit" \
 		exprjit
@@ -124,7 +133,7 @@ done
 section "in the test kernel: perf record -e cpu-clock:u -F 499 $how"
 echo "then PostgreSQL's JIT under sframe-run, with the same modes"
 rm -f "$scratch"/*.data "$scratch"/*.report "$scratch"/*.script "$scratch"/*.log
-rm -rf "$scratch/postgres"
+rm -rf "$scratch/postgres" "$scratch/java"
 pg_act=0
 if [ -x "$pgbin/postgres" ] && make_cluster; then
 	pg_act=1
@@ -137,9 +146,10 @@ if [ "$pg_act" = 1 ]; then
 	guest+="; PG_CLUSTER=$scratch/pg-cluster.tar.gz PG_ROWS=$pg_rows"
 	guest+=" bash $top/mk/demo/postgres.sh $perf $build/sframe_jit $scratch/postgres $modes || rc=1"
 fi
+guest+="; bash $top/mk/demo/java.sh $perf $build/sframe_jit $scratch/java $modes || rc=1"
 guest+='; exit $rc'
 vm_rc=0
-VM_SCRATCH=$scratch VM_LOG=$build/logs/demo-console.log VM_TIMEOUT=500 \
+VM_SCRATCH=$scratch VM_LOG=$build/logs/demo-console.log VM_TIMEOUT=800 \
 	"$top/mk/vm.sh" "$guest" > "$out/vm-output.txt" 2>&1 || vm_rc=$?
 grep -E '^demo:|^  ' "$out/vm-output.txt" | grep -v '^  mk/' || true
 # The modes that produced a profile; a failed one is reported above.
@@ -221,8 +231,50 @@ echo "flame graphs:"
 for mode in $pg_modes; do
 	echo "  $out/postgres-$mode.svg"
 done
+
+# The third act: HotSpot's compiled code.
+jv=$scratch/java
+java_modes=
+for mode in $modes; do
+	[ -s "$jv/$mode.paths" ] && java_modes+=" $mode"
+done
+section "act three: HotSpot (OpenJDK 17) with libsframe_jvm, the JVMTI agent"
+echo "java -agentpath:libsframe_jvm.so Deep, the JVM's default flags: C1 and"
+echo "C2 keep no frame pointer. Deep's hot loop runs five Java frames deep"
+echo "(main, level1 ... level5) and under a recursion (main, rec x 11, level5);"
+echo "the agent decodes each compiled method for its frames, cross-checked"
+echo "with HotSpot's own frame size, and names it in the perf map."
+declare -A java_share
+for mode in $java_modes; do
+	section "perf report --call-graph=$mode of the Java main thread (callers above callees, trimmed)"
+	show_report "$jv/$mode.report"
+	awk -f "$top/mk/demo/fold.awk" "$jv/$mode.script" | sort > "$out/java-$mode.folded"
+	"$out/flamegraph" -t "HotSpot under perf record --call-graph=$mode" \
+		"$out/java-$mode.folded" > "$out/java-$mode.svg"
+	java_share[$mode]=$(awk -v path=/dev/null \
+		-v chains="$top/tools/lib/sframe_jit/tests/java/Deep.chains" \
+		-f "$top/tools/lib/sframe_jit/tests/perf_stacks.awk" \
+		-f "$top/tools/lib/sframe_jit/tests/java_paths.awk" "$jv/$mode.paths")
+done
+
+section "verdict: samples in Deep's compiled code whose Java frames are exact, down to JavaMain"
+for mode in $java_modes; do
+	read -r reached total <<< "${java_share[$mode]}"
+	awk -v m="$mode" -v r="$reached" -v t="$total" 'BEGIN {
+		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
+			m, t ? 100 * r / t : 0, r, t
+	}'
+done
+echo "  (fp loses the chain at the first compiled frame, whose %rbp is an"
+echo "  ordinary register; sframe follows the rows the agent published)"
+echo "flame graphs:"
+for mode in $java_modes; do
+	echo "  $out/java-$mode.svg"
+done
 echo "demo: done in $((SECONDS - t0)) s"
 [ "$vm_rc" = 0 ] && [ "${done_modes# }" = "fp sframe" ] ||
 	die "half a demo: --call-graph=sframe did not run (see above)"
 [ "${pg_modes# }" = "fp sframe" ] ||
 	die "half a demo: PostgreSQL's act did not run in both modes (see above)"
+[ "${java_modes# }" = "fp sframe" ] ||
+	die "half a demo: the Java act did not run in both modes (see above)"
