@@ -26,7 +26,6 @@ for mode in "$@"; do
 	data=$out/$mode.data
 	if ! "$perf" record -q --no-buildid -e cpu-clock:u -F 499 \
 		--call-graph="$mode" -o "$data" -- java -Xmx64m \
-		-XX:CompileCommand=quiet '-XX:CompileCommand=dontinline,Deep::*' \
 		"-agentpath:$lib/libsframe_jvm.so" -cp "$lib/test-bin/java" \
 		Deep "$rounds" > "$out/$mode.log" 2>&1; then
 		echo "demo: perf record of Java, --call-graph=$mode, failed:"

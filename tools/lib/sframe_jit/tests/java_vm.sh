@@ -18,13 +18,20 @@
 #  - the agent attached mid-run with jcmd JVMTI.agent_load, then perf
 #    record -p: every sample from then on as in the first case;
 #  - the agent's own check of its frames against HotSpot's: no
-#    compiled method's decoded frame disagrees with CodeBlob::_frame_size.
+#    compiled method's decoded frame disagrees with CodeBlob::_frame_size;
+#  - bpftrace's ustack, which cannot ask for the SFrame walk, with
+#    kernel.sframe_user_callchains at 1 (every stack as with sframe) and
+#    at 0 (at most a quarter);
+#  - tests/java/Churn.java: code unloaded with its class loader,
+#    deoptimized and compiled again while perf samples; frames named by
+#    the agent's log as of each sample's time: none in code unloaded
+#    before the sample, and every sample in compiled code exact.
 #
 #   java_vm.sh OUTPUT_DIR PERF
 #
 # OUTPUT_DIR is the library's build directory (libsframe_jvm.so, and
-# test-bin/java from make tests-java).  JAVA_ROUNDS and JAVA_CHURN_ROUNDS set the
-# work.  Ends with "N passed, N failed".
+# test-bin/java from make tests-java).  JAVA_ROUNDS and
+# JAVA_CHURN_ROUNDS set the work.  Ends with "N passed, N failed".
 set -uo pipefail
 
 out=$1
@@ -39,8 +46,8 @@ min_samples=40
 max_fp=25
 . "$here/tap.sh"
 
-jvm=(java -Xmx64m -XX:CompileCommand=quiet
-     '-XX:CompileCommand=dontinline,Deep::*' -cp "$classes")
+# The JVM's defaults but the heap, which a VM of 2 GiB does not give it.
+jvm=(java -Xmx64m -cp "$classes")
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -81,7 +88,7 @@ check() {
 	read -r e t <<< "$(paths "$name" "${4:-}")"
 	pct=$((t ? 100 * e / t : 0))
 	echo "# $what: $e of $t samples in Deep's compiled code are exact ($pct%)"
-	eval "pct_$name=$pct"
+	eval "pct_${name//-/_}=$pct"
 	if [ "$want" = all ]; then
 		[ -s "$tmp/$name.path" ] && echo "# stack: $(cat "$tmp/$name.path")"
 		[ "$t" -ge "$min_samples" ] && [ "$e" = "$t" ]
@@ -162,7 +169,9 @@ fi
 
 # churn: code loaded, unloaded with its class loader, deoptimized and
 # compiled again while perf samples; frames named by the agent's log as
-# of each sample's time.
+# of each sample's time.  Its methods are kept from being inlined
+# (CompileCommand changes what C2 compiles, not the frames' layout), so
+# that each chain is exact.
 churn() {
 	"$perf" record -q -N -B -k CLOCK_MONOTONIC -e task-clock:u \
 		-c 1000000 --call-graph=sframe -o "$tmp/churn.data" -- \
@@ -177,6 +186,54 @@ churn() {
 	awk -f "$here/java_attrib.awk" "$tmp/churn.agent" RS= FS='\n' \
 		"$tmp/churn.perf" > "$tmp/churn.script" 2> "$tmp/churn.stale"
 }
+
+# bpftrace_java 0|1: bpftrace's ustack of Deep (warmed up, waiting) with
+# kernel.sframe_user_callchains at 0 or 1, from the moment it goes on;
+# $tmp/bpftrace-N.script in perf script's form (java_ustack.awk).
+bpftrace_java() {
+	local v=$1 go=$tmp/bpftrace-$1.go pid bt i jli
+
+	echo "$v" > /proc/sys/kernel/sframe_user_callchains || return 1
+	"${jvm[@]}" "-agentpath:$agent" Deep "$rounds" "$go" \
+		> "$tmp/bpftrace-$v.out" 2>&1 &
+	pid=$!
+	for i in $(seq 600); do
+		grep -q '^ready' "$tmp/bpftrace-$v.out" && break
+		sleep 0.2
+	done
+	BPFTRACE_NO_USER_SYMBOLS=1 bpftrace -e \
+		"profile:hz:499 /pid == $pid/ { @[ustack] = count(); }" \
+		> "$tmp/bpftrace-$v.stacks" 2> "$tmp/bpftrace-$v.log" &
+	bt=$!
+	for i in $(seq 300); do
+		grep -q '^Attaching' "$tmp/bpftrace-$v.stacks" && break
+		sleep 0.2
+	done
+	cat "/proc/$pid/maps" > "$tmp/bpftrace-$v.maps"
+	touch "$go"
+	wait "$pid"
+	kill -INT "$bt" 2> /dev/null
+	wait "$bt"
+	echo 0 > /proc/sys/kernel/sframe_user_callchains
+	jli=$(awk '$6 ~ /\/libjli\.so$/ { print $6; exit }' "$tmp/bpftrace-$v.maps")
+	[ -n "$jli" ] || return 1
+	nm -S --defined-only "$jli" | awk -v p="$jli" \
+		'$4 == "JavaMain" || $4 == "ThreadJavaMain" { print p, $1, $2, $4 }' \
+		> "$tmp/bpftrace-$v.syms"
+	awk -f "$here/java_ustack.awk" "$tmp/bpftrace-$v.maps" \
+		"/tmp/perf-$pid.map" "$tmp/bpftrace-$v.syms" \
+		"$tmp/bpftrace-$v.stacks" > "$tmp/bpftrace-$v.script"
+}
+
+if ! command -v bpftrace > /dev/null; then
+	result 1 "bpftrace (make deps installs it)"
+elif bpftrace_java 1 && bpftrace_java 0; then
+	check bpftrace-1 "bpftrace ustack, kernel.sframe_user_callchains=1" all
+	check bpftrace-0 "bpftrace ustack, kernel.sframe_user_callchains=0" few
+else
+	cat "$tmp"/bpftrace-*.log 2> /dev/null
+	result 1 "bpftrace's ustack of Deep"
+fi
 
 churn_rounds=${JAVA_CHURN_ROUNDS:-40}
 if churn; then

@@ -11,8 +11,8 @@
 //   java Churn ROUNDS WORK_DIR
 //
 // WORK_DIR holds Work.class, which is not on the class path.  The
-// test keeps the methods below from being inlined, so that their chains
-// are exact:
+// test keeps the methods below from being inlined
+// (-XX:CompileCommand=dontinline), so that their chains are exact:
 //
 //   main -> round -> Work.run -> Work.hot
 //   main -> round -> mix
