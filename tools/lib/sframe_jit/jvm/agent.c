@@ -6,17 +6,15 @@
  *	java -agentpath:/usr/local/lib/libsframe_jvm.so ...
  *	jcmd PID JVMTI.agent_load /usr/local/lib/libsframe_jvm.so
  *
- * Options, comma-separated: log=FILE (one line per piece of code, see
- * Documentation/sframe_jit.rst), nokernel (build the registry in private
- * memory only).
+ * Options, comma-separated: log=FILE or log:FILE (one line per piece of
+ * code, see Documentation/sframe_jit.rst; jcmd reads "name=value" as an
+ * argument of its own), nokernel (build the registry in private memory
+ * only).
  */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <jvmti.h>
 
@@ -206,14 +204,14 @@ static void handle(struct agent_event *ev)
 
 /*
  * The worker: takes the events in the order they were posted, so that
- * an unload never overtakes its load.  It runs at the lowest priority:
- * publishing can wait for an idle moment, the JVM's own threads cannot.
- * It never calls into the JVM.
+ * an unload never overtakes its load.  It runs at the JVM's priority: at
+ * a lower one a JVM whose threads keep every CPU busy, the very one
+ * worth profiling, would never get its code published.  It never calls
+ * into the JVM.
  */
 static void *worker(void *arg)
 {
 	(void)arg;
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
 	pthread_mutex_lock(&agent.qlock);
 	for (;;) {
 		struct agent_event *ev = agent.qhead;
@@ -265,7 +263,7 @@ static int parse_options(struct agent *ag, const char *options)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(tok, "log=", 4)) {
+		if (!strncmp(tok, "log=", 4) || !strncmp(tok, "log:", 4)) {
 			ag->log = fopen(tok + 4, "ae");
 			if (!ag->log)
 				err = -errno;

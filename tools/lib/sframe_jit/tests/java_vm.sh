@@ -40,7 +40,8 @@ here=$(dirname "$0")
 tmp=${SCRATCH:-/tmp}/java
 agent=$out/libsframe_jvm.so
 classes=$out/test-bin/java
-rounds=${JAVA_ROUNDS:-3000}
+rounds=${JAVA_ROUNDS:-40000}
+warm=${JAVA_WARM:-20000}
 # A floor, not a target: the test is about where the stacks go.
 min_samples=40
 max_fp=25
@@ -48,22 +49,95 @@ max_fp=25
 
 # The JVM's defaults but the heap, which a VM of 2 GiB does not give it.
 jvm=(java -Xmx64m -cp "$classes")
+# Deep's methods, each of which the agent must have published.
+deep_methods="level1 level2 level3 level4 level5 rec"
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
 
-# record NAME MODE JAVA_ARGS...: perf record of Deep, perf script of it
-# in $tmp/NAME.script.
+# Each Deep run profiles the steady state, as a profiler meets a
+# service: Deep warms up until C2 has compiled its methods and waits;
+# the agent is given (at start or by attach) and has published them;
+# then the profiler attaches (-p) and Deep runs $rounds rounds.
+
+# start NAME JAVA_ARGS...: Deep started, warmed up and waiting; its pid
+# in $pid.
+start() {
+	local name=$1 i
+
+	shift
+	"${jvm[@]}" "$@" Deep "$rounds" "$tmp/$name.go" "$warm" \
+		> "$tmp/$name.out" 2>&1 &
+	pid=$!
+	for i in $(seq 1500); do
+		grep -q '^ready' "$tmp/$name.out" && return 0
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.2
+	done
+	echo "# Deep did not warm up:"
+	sed 's/^/#   /' "$tmp/$name.out"
+	return 1
+}
+
+# published LOG: the agent's log names every one of Deep's methods as
+# published, and has not grown for a second (what the compilers had
+# queued is in).
+published() {
+	local log=$1 m i n last=-1
+
+	for i in $(seq 300); do
+		n=0
+		for m in $deep_methods; do
+			grep -q " load .* Deep\.$m err=0 " "$log" 2> /dev/null &&
+				n=$((n + 1))
+		done
+		if [ "$n" = 6 ]; then
+			[ "$(wc -l < "$log")" = "$last" ] && return 0
+			last=$(wc -l < "$log")
+		fi
+		sleep 1
+	done
+	echo "# the agent did not publish Deep's methods:"
+	grep ' load .* Deep\.' "$log" | sed 's/^/#   /'
+	return 1
+}
+
+# measure NAME READY PROFILER...: the profiler attached to $pid (once its
+# output matches READY, or after 2 s with READY empty), Deep let go, both
+# waited for.
+measure() {
+	local name=$1 ready=$2 prof i
+
+	shift 2
+	"$@" > "$tmp/$name.log" 2>&1 &
+	prof=$!
+	sleep 2
+	for i in $(seq 600); do
+		[ -z "$ready" ] && break
+		grep -q "$ready" "$tmp/$name.log" && break
+		kill -0 "$prof" 2> /dev/null || break
+		sleep 0.2
+	done
+	touch "$tmp/$name.go"
+	wait "$pid" || { cat "$tmp/$name.out"; return 1; }
+	kill -INT "$prof" 2> /dev/null
+	wait "$prof"
+	return 0
+}
+
+# record NAME MODE JAVA_ARGS...: perf record of Deep's steady state,
+# perf script of it in $tmp/NAME.script.
 record() {
 	local name=$1 mode=$2
 
 	shift 2
-	"$perf" record -q -N -B -e task-clock:u -c 1000000 \
-		--call-graph="$mode" -o "$tmp/$name.data" -- \
-		"${jvm[@]}" "$@" Deep "$rounds" > "$tmp/$name.log" 2>&1 || {
-		cat "$tmp/$name.log"
-		return 1
-	}
+	start "$name" "$@" || return 1
+	case " $* " in
+	*" -agentpath:"*log=*) published "$tmp/$name.agent" || return 1 ;;
+	esac
+	measure "$name" "" "$perf" record -q -N -B -e task-clock:u \
+		-c 1000000 --call-graph="$mode" -o "$tmp/$name.data" \
+		-p "$pid" || return 1
 	script "$name"
 }
 
@@ -87,7 +161,7 @@ check() {
 
 	read -r e t <<< "$(paths "$name" "${4:-}")"
 	pct=$((t ? 100 * e / t : 0))
-	echo "# $what: $e of $t samples in Deep's compiled code are exact ($pct%)"
+	echo "# $what: $e of $t samples in compiled code are exact ($pct%)"
 	eval "pct_${name//-/_}=$pct"
 	if [ "$want" = all ]; then
 		[ -s "$tmp/$name.path" ] && echo "# stack: $(cat "$tmp/$name.path")"
@@ -117,13 +191,14 @@ else
 	result 1 "perf record of Deep with the agent, --call-graph=sframe"
 fi
 
-if record fp fp "-agentpath:$agent"; then
+if record fp fp "-agentpath:$agent=log=$tmp/fp.agent"; then
 	check fp "agent at start, --call-graph=fp" few
 else
 	result 1 "perf record of Deep, --call-graph=fp"
 fi
 
-if record pfp fp -XX:+PreserveFramePointer "-agentpath:$agent"; then
+if record pfp fp -XX:+PreserveFramePointer \
+	"-agentpath:$agent=log=$tmp/pfp.agent"; then
 	read -r e t <<< "$(paths pfp)"
 	pct_pfp=$((t ? 100 * e / t : 0))
 	echo "# -XX:+PreserveFramePointer, --call-graph=fp: $e of $t samples exact ($pct_pfp%)"
@@ -133,45 +208,65 @@ else
 	result 1 "perf record of Deep with -XX:+PreserveFramePointer"
 fi
 
-# attach: Deep warms up without the agent and waits; the agent is
-# loaded through the attach mechanism, perf record follows the process
-# from then on.
+# attach: Deep warms up without the agent; the agent is loaded through
+# the attach mechanism (jcmd reads "name=value" as its own argument:
+# the agent takes log:FILE too), then perf record follows the process.
 attach() {
-	local go=$tmp/attach.go pid i
-
-	"${jvm[@]}" Deep "$rounds" "$go" > "$tmp/attach.out" 2>&1 &
-	pid=$!
-	for i in $(seq 600); do
-		grep -q '^ready' "$tmp/attach.out" && break
-		sleep 0.2
-	done
-	grep -q '^ready' "$tmp/attach.out" || return 1
-	jcmd "$pid" JVMTI.agent_load "$agent" "log=$tmp/attach.agent" \
+	start attach || return 1
+	jcmd "$pid" JVMTI.agent_load "$agent" "log:$tmp/attach.agent" \
 		> "$tmp/attach.jcmd" 2>&1 || { cat "$tmp/attach.jcmd"; return 1; }
-	"$perf" record -q -N -B -e task-clock:u -c 1000000 \
-		--call-graph=sframe -o "$tmp/attach.data" -p "$pid" \
-		> "$tmp/attach.log" 2>&1 &
-	sleep 2
-	touch "$go"
-	wait "$pid" || return 1
-	wait || true
+	published "$tmp/attach.agent" || return 1
+	measure attach "" "$perf" record -q -N -B -e task-clock:u \
+		-c 1000000 --call-graph=sframe -o "$tmp/attach.data" \
+		-p "$pid" || return 1
 	script attach
 }
 
 if attach; then
 	check attach "agent attached mid-run, --call-graph=sframe" all
-	grep -q ' load .* Deep\.level5 err=0' "$tmp/attach.agent"
-	result $? "attach: the methods compiled before it are published"
 else
-	cat "$tmp/attach.out" "$tmp/attach.log" 2>/dev/null
+	cat "$tmp/attach.jcmd" "$tmp/attach.log" 2> /dev/null
 	result 1 "attach to a running JVM"
 fi
 
+# bpftrace_java 0|1: bpftrace's ustack of Deep's steady state with
+# kernel.sframe_user_callchains at 0 or 1; $tmp/bpftrace-N.script in
+# perf script's form (java_ustack.awk).
+bpftrace_java() {
+	local v=$1 name=bpftrace-$1 jli
+
+	start "$name" "-agentpath:$agent=log=$tmp/$name.agent" || return 1
+	published "$tmp/$name.agent" || return 1
+	echo "$v" > /proc/sys/kernel/sframe_user_callchains || return 1
+	cat "/proc/$pid/maps" > "$tmp/$name.maps"
+	measure "$name" '^Attaching' env BPFTRACE_NO_USER_SYMBOLS=1 \
+		bpftrace -e "profile:hz:499 /pid == $pid/ { @[ustack] = count(); }"
+	mv "$tmp/$name.log" "$tmp/$name.stacks"
+	echo 0 > /proc/sys/kernel/sframe_user_callchains
+	jli=$(awk '$6 ~ /\/libjli\.so$/ { print $6; exit }' "$tmp/$name.maps")
+	[ -n "$jli" ] || return 1
+	nm -S --defined-only "$jli" | awk -v p="$jli" \
+		'$4 == "JavaMain" || $4 == "ThreadJavaMain" { print p, $1, $2, $4 }' \
+		> "$tmp/$name.syms"
+	awk -f "$here/java_ustack.awk" "$tmp/$name.maps" "/tmp/perf-$pid.map" \
+		"$tmp/$name.syms" "$tmp/$name.stacks" > "$tmp/$name.script"
+}
+
+if ! command -v bpftrace > /dev/null; then
+	result 1 "bpftrace (make deps installs it)"
+elif bpftrace_java 1 && bpftrace_java 0; then
+	check bpftrace-1 "bpftrace ustack, kernel.sframe_user_callchains=1" all
+	check bpftrace-0 "bpftrace ustack, kernel.sframe_user_callchains=0" few
+else
+	cat "$tmp"/bpftrace-*.stacks 2> /dev/null | head -n 20
+	result 1 "bpftrace's ustack of Deep"
+fi
+
 # churn: code loaded, unloaded with its class loader, deoptimized and
-# compiled again while perf samples; frames named by the agent's log as
-# of each sample's time.  Its methods are kept from being inlined
-# (CompileCommand changes what C2 compiles, not the frames' layout), so
-# that each chain is exact.
+# compiled again while perf samples, from the JVM's start; frames named
+# by the agent's log as of each sample's time.  Its methods are kept
+# from being inlined (CompileCommand changes what C2 compiles, not the
+# frames' layout), so that each chain is exact.
 churn() {
 	"$perf" record -q -N -B -k CLOCK_MONOTONIC -e task-clock:u \
 		-c 1000000 --call-graph=sframe -o "$tmp/churn.data" -- \
@@ -186,54 +281,6 @@ churn() {
 	awk -f "$here/java_attrib.awk" "$tmp/churn.agent" RS= FS='\n' \
 		"$tmp/churn.perf" > "$tmp/churn.script" 2> "$tmp/churn.stale"
 }
-
-# bpftrace_java 0|1: bpftrace's ustack of Deep (warmed up, waiting) with
-# kernel.sframe_user_callchains at 0 or 1, from the moment it goes on;
-# $tmp/bpftrace-N.script in perf script's form (java_ustack.awk).
-bpftrace_java() {
-	local v=$1 go=$tmp/bpftrace-$1.go pid bt i jli
-
-	echo "$v" > /proc/sys/kernel/sframe_user_callchains || return 1
-	"${jvm[@]}" "-agentpath:$agent" Deep "$rounds" "$go" \
-		> "$tmp/bpftrace-$v.out" 2>&1 &
-	pid=$!
-	for i in $(seq 600); do
-		grep -q '^ready' "$tmp/bpftrace-$v.out" && break
-		sleep 0.2
-	done
-	BPFTRACE_NO_USER_SYMBOLS=1 bpftrace -e \
-		"profile:hz:499 /pid == $pid/ { @[ustack] = count(); }" \
-		> "$tmp/bpftrace-$v.stacks" 2> "$tmp/bpftrace-$v.log" &
-	bt=$!
-	for i in $(seq 300); do
-		grep -q '^Attaching' "$tmp/bpftrace-$v.stacks" && break
-		sleep 0.2
-	done
-	cat "/proc/$pid/maps" > "$tmp/bpftrace-$v.maps"
-	touch "$go"
-	wait "$pid"
-	kill -INT "$bt" 2> /dev/null
-	wait "$bt"
-	echo 0 > /proc/sys/kernel/sframe_user_callchains
-	jli=$(awk '$6 ~ /\/libjli\.so$/ { print $6; exit }' "$tmp/bpftrace-$v.maps")
-	[ -n "$jli" ] || return 1
-	nm -S --defined-only "$jli" | awk -v p="$jli" \
-		'$4 == "JavaMain" || $4 == "ThreadJavaMain" { print p, $1, $2, $4 }' \
-		> "$tmp/bpftrace-$v.syms"
-	awk -f "$here/java_ustack.awk" "$tmp/bpftrace-$v.maps" \
-		"/tmp/perf-$pid.map" "$tmp/bpftrace-$v.syms" \
-		"$tmp/bpftrace-$v.stacks" > "$tmp/bpftrace-$v.script"
-}
-
-if ! command -v bpftrace > /dev/null; then
-	result 1 "bpftrace (make deps installs it)"
-elif bpftrace_java 1 && bpftrace_java 0; then
-	check bpftrace-1 "bpftrace ustack, kernel.sframe_user_callchains=1" all
-	check bpftrace-0 "bpftrace ustack, kernel.sframe_user_callchains=0" few
-else
-	cat "$tmp"/bpftrace-*.log 2> /dev/null
-	result 1 "bpftrace's ustack of Deep"
-fi
 
 churn_rounds=${JAVA_CHURN_ROUNDS:-40}
 if churn; then

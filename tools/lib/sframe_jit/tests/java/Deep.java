@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 //
 // The Java workload of tests/java_vm.sh and make demo's third act: a hot
-// loop C2 compiles five Java frames deep (main -> level1 -> ... ->
-// level5) and the same loop at the bottom of a recursion (main -> rec x
-// 11 -> level5), a fixed amount of work, run with the JVM's default
-// flags.  Each of these methods is a frame of its own, so that the chain
+// loop C2 compiles five Java frames deep (main -> run -> level1 -> ...
+// -> level5) and the same loop at the bottom of a recursion (main -> run
+// -> rec x 11 -> level5), a fixed amount of work, run with the JVM's
+// default flags.  Each of these methods is a frame of its own, so that the chain
 // a sample must show is known exactly: each carries a block that never
 // runs (cold is 0) but makes its bytecode longer than C2 inlines
 // (-XX:FreqInlineSize, 325 bytes).
 //
-//   java Deep ROUNDS [GO_FILE]
+//   java Deep ROUNDS [GO_FILE [WARM]]
 //
-// With GO_FILE, runs a tenth of ROUNDS, prints "ready", waits until
-// GO_FILE exists, then runs ROUNDS: the test attaches to it meanwhile.
+// With GO_FILE, first runs WARM rounds (20000: enough for C2 to have
+// compiled every method), prints "ready", waits until GO_FILE exists,
+// then runs ROUNDS: the test starts its profiler, or attaches the
+// agent, meanwhile.
 import java.io.File;
 
 public class Deep {
@@ -120,7 +122,7 @@ public class Deep {
 		long rounds = Long.parseLong(args[0]);
 
 		if (args.length > 1) {
-			run(rounds / 10);
+			run(args.length > 2 ? Long.parseLong(args[2]) : 20000);
 			System.out.println("ready");
 			System.out.flush();
 			while (!new File(args[1]).exists())
