@@ -71,4 +71,8 @@ FILENAME == ARGV[3] {
 	next
 }
 
-$1 ~ /^0x[0-9a-f]+$/ { out = out "\t" $1 " " name(hex($1)) "\n" }
+$1 ~ /^0x[0-9a-f]+$/ {
+	ip = $1
+	sub(/^0x/, "", ip)
+	out = out "\t" ip " " name(hex($1)) "\n"
+}
