@@ -241,9 +241,10 @@ done
 section "act three: HotSpot (OpenJDK 17) with libsframe_jvm, the JVMTI agent"
 echo "java -agentpath:libsframe_jvm.so Deep, the JVM's default flags: C1 and"
 echo "C2 keep no frame pointer. Deep's hot loop runs five Java frames deep"
-echo "(main, level1 ... level5) and under a recursion (main, rec x 11, level5);"
-echo "the agent decodes each compiled method for its frames, cross-checked"
-echo "with HotSpot's own frame size, and names it in the perf map."
+echo "(main, run, level1 ... level5) and under a recursion (main, run, rec x 11,"
+echo "level5); the agent decodes each compiled method for its frames,"
+echo "cross-checked with HotSpot's own frame size, and names it in the perf"
+echo "map. Profiled as a service is: perf record -p once it has warmed up."
 declare -A java_share
 for mode in $java_modes; do
 	section "perf report --call-graph=$mode of the Java main thread (callers above callees, trimmed)"
