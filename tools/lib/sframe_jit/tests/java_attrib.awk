@@ -15,7 +15,8 @@
 # the sample's time: "[unpublished]" where none had been announced yet
 # (the agent had not seen it: its rows could not be there either), and
 # "[stale]" where the code there had been unloaded, which must never
-# be.  The END line on standard error counts the stale frames.
+# be.  The END lines on standard error count the stale frames, and the
+# methods loaded where code unloaded before them had been ("reused").
 
 function hex(s,    i, c, v) {
 	v = 0
@@ -51,6 +52,11 @@ FNR == NR {
 		cc_lo = hex($3)
 		cc_hi = hex($4)
 	} else if ($2 == "load" || $2 == "stub") {
+		for (i = 1; i <= n; i++)
+			if (died[i] && hex($3) >= lo[i] && hex($3) < hi[i]) {
+				reused++
+				break
+			}
 		n++
 		lo[n] = hex($3)
 		hi[n] = lo[n] + $4
@@ -89,4 +95,7 @@ FNR == NR {
 	printf "%s\n", out
 }
 
-END { printf "stale %d\n", stale > "/dev/stderr" }
+END {
+	printf "stale %d\n", stale > "/dev/stderr"
+	printf "reused %d\n", reused > "/dev/stderr"
+}
