@@ -27,6 +27,7 @@ static struct agent agent = {
 	.qcond = PTHREAD_COND_INITIALIZER,
 	.qtail = &agent.qhead,
 };
+
 static bool started;
 static pthread_once_t vm_once = PTHREAD_ONCE_INIT;
 
@@ -56,7 +57,7 @@ static bool stub_is_called(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(fp_only_stubs) / sizeof(fp_only_stubs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fp_only_stubs); i++)
 		if (!fnmatch(fp_only_stubs[i], name, 0))
 			return false;
 	return true;
@@ -302,14 +303,14 @@ static int enable_events(jvmtiEnv *jvmti)
 	if ((*jvmti)->AddCapabilities(jvmti, &caps) ||
 	    (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof(cb)))
 		return -EINVAL;
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(events); i++)
 		if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE,
 						       events[i], NULL))
 			return -EINVAL;
 	return 0;
 }
 
-static jint start(JavaVM *vm, char *options, jvmtiEnv **jvmtip)
+static jint agent_start(JavaVM *vm, char *options, jvmtiEnv **jvmtip)
 {
 	jvmtiEnv *jvmti;
 
@@ -325,7 +326,7 @@ static jint start(JavaVM *vm, char *options, jvmtiEnv **jvmtip)
 	    sframe_jit__perf_map_open(&agent.perf_map, NULL))
 		return JNI_ERR;
 	if (pthread_create(&agent.worker, NULL, worker, NULL)) {
-		fprintf(stderr, "libsframe_jvm: cannot start its thread\n");
+		fprintf(stderr, "libsframe_jvm: cannot create its worker\n");
 		return JNI_ERR;
 	}
 	if (enable_events(jvmti)) {
@@ -350,7 +351,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved)
 	jvmtiEnv *jvmti;
 
 	(void)reserved;
-	return start(vm, options, &jvmti);
+	return agent_start(vm, options, &jvmti);
 }
 
 /**
@@ -374,7 +375,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *vm, char *options,
 	(void)reserved;
 	if (started)
 		return JNI_OK;
-	ret = start(vm, options, &jvmti);
+	ret = agent_start(vm, options, &jvmti);
 	if (ret != JNI_OK || !jvmti)
 		return ret;
 	if ((*jvmti)->GenerateEvents(jvmti, JVMTI_EVENT_DYNAMIC_CODE_GENERATED) ||

@@ -46,7 +46,7 @@ enum effect {
 };
 
 /* struct insn.flags */
-#define INSN_END	0x1	/* no fall-through: ret, jmp, hlt, ud2 */
+#define INSN_END	0x1	/* ret, jmp, hlt, ud2: not followed */
 #define INSN_BRANCH	0x2	/* .target is a branch target in the code */
 
 struct insn {

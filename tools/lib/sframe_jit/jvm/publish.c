@@ -59,8 +59,11 @@ static int code_cmp(const void *a, const void *b)
 	return 0;
 }
 
-static void log_line(struct agent *ag, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
+static __printf(2, 3) void log_line(struct agent *ag, const char *fmt, ...);
 
 static void log_line(struct agent *ag, const char *fmt, ...)
 {
@@ -115,7 +118,8 @@ static void code_free(struct code *c)
 }
 
 /* Retire the rows of every live piece of code that [@addr, +@size) hits. */
-static void evict(struct agent *ag, uint64_t addr, uint32_t size)
+static void retire_overlapping(struct agent *ag, uint64_t addr,
+			       uint32_t size)
 {
 	struct code key = { .addr = addr, .size = size }, **hit;
 
@@ -264,7 +268,7 @@ void agent_publish(struct agent *ag, const struct agent_event *ev)
 		return;
 	*c = (struct code){ .addr = ev->addr, .size = ev->size,
 			    .method = ev->method, .name = strdup(ev->name) };
-	evict(ag, ev->addr, ev->size);
+	retire_overlapping(ag, ev->addr, ev->size);
 	err = rows_of(ag, ev, &f);
 	if (!err)
 		err = add_spans(ag, ev->addr, &f);
@@ -272,7 +276,8 @@ void agent_publish(struct agent *ag, const struct agent_event *ev)
 	if (c->name)
 		sframe_jit__perf_map_write(&ag->perf_map, ev->addr, ev->size,
 					   c->name);
-	log_line(ag, "%s %#" PRIx64 " %u %s err=%d spans=%u rows=%u fp_bytes=%u frame=%u vm_frame=%d",
+	log_line(ag, "%s %#" PRIx64 " %u %s err=%d spans=%u rows=%u "
+		 "fp_bytes=%u frame=%u vm_frame=%d",
 		 ev->method ? "load" : "stub", ev->addr, ev->size, ev->name,
 		 err, f.nr_spans, f.nr_rows, f.stats.unknown_bytes,
 		 f.stats.body_cfa,

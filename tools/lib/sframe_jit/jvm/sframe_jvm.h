@@ -12,6 +12,10 @@
 
 #include "sframe_jit.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 /* How the code being decoded is entered, which fixes unreached code. */
 enum sframe_jvm_code_kind {
 	/*

@@ -177,7 +177,7 @@ static long header_bytes(const struct sframe_jvm_vm *vm)
 	long need = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
 		if (offs[i] < 0)
 			return -1;
 		if (offs[i] > need)
