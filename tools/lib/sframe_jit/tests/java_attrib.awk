@@ -12,10 +12,9 @@
 # recording made with -k CLOCK_MONOTONIC.  Prints each sample as
 # perf_stacks.awk reads it (a paragraph of "ip sym (dso)" lines), each
 # frame in the code cache named by the code the log says was there at
-# the sample's time: "[unpublished]" where none had been announced yet
-# (the agent had not seen it: its rows could not be there either), and
-# "[stale]" where the code there had been unloaded, which must never
-# be.  The END lines on standard error count the stale frames, and the
+# the sample's time (see name_at() below).  A sample with a frame in
+# code not announced yet gets "[unpublished]" for its first frame, so
+# that java_paths.awk leaves it out.  The END lines on standard error count the stale frames, and the
 # methods loaded where code unloaded before them had been ("reused").
 
 function hex(s,    i, c, v) {
@@ -29,22 +28,23 @@ function hex(s,    i, c, v) {
 	return v
 }
 
-# The name of the code at @ip at time @t (ns).
-function name_at(ip, t,    i, best) {
-	best = ""
+# The name of the code at @ip at time @t (ns): the code live there then;
+# "[unpublished]" where none was, but some was announced later (code
+# the JVM installed and ran before the agent heard of it, in memory that
+# unloaded code may have held: no rows could be there); "[stale]" where
+# only unloaded code had been, which no unwinding may produce.
+function name_at(ip, t,    i, dead, later) {
 	for (i = 1; i <= n; i++) {
 		if (ip < lo[i] || ip >= hi[i])
 			continue
 		if (born[i] > t)
-			continue
-		if (died[i] && died[i] <= t) {
-			if (best == "")
-				best = "[stale]"
-			continue
-		}
-		return nm[i]
+			later = 1
+		else if (died[i] && died[i] <= t)
+			dead = 1
+		else
+			return nm[i]
 	}
-	return best == "" ? "[unpublished]" : best
+	return dead && !later ? "[stale]" : "[unpublished]"
 }
 
 FNR == NR {
@@ -78,6 +78,7 @@ FNR == NR {
 	split(t, p, ".")
 	t = p[1] * 1000000000 + p[2] * 1000
 	out = ""
+	unpublished = 0
 	for (i = 2; i <= NF; i++) {
 		line = $i
 		ip = line
@@ -88,9 +89,18 @@ FNR == NR {
 			s = name_at(v, t)
 			if (s == "[stale]")
 				stale++
+			if (s == "[unpublished]")
+				unpublished = 1
 			line = "\t" ip " " s " (/tmp/perf-0.map)"
 		}
 		out = out line "\n"
+	}
+	# A sample through code no one had announced yet is no test of
+	# the rows: it is counted, not judged.
+	if (unpublished) {
+		skipped++
+		sub(/^[^\n]*\n/, "", out)
+		out = "\t0 [unpublished] (/tmp/perf-0.map)\n" out
 	}
 	printf "%s\n", out
 }
@@ -98,4 +108,5 @@ FNR == NR {
 END {
 	printf "stale %d\n", stale > "/dev/stderr"
 	printf "reused %d\n", reused > "/dev/stderr"
+	printf "unpublished %d\n", skipped > "/dev/stderr"
 }

@@ -23,9 +23,10 @@
 #    kernel.sframe_user_callchains at 1 (every stack as with sframe) and
 #    at 0 (at most a quarter);
 #  - tests/java/Churn.java: code unloaded with its class loader,
-#    deoptimized and compiled again while perf samples; frames named by
-#    the agent's log as of each sample's time: none in code unloaded
-#    before the sample, and every sample in compiled code exact.
+#    deoptimized and compiled again while perf samples, new code taking
+#    the memory of the old; frames named by the agent's log as of each
+#    sample's time: none in code unloaded before the sample, and 95% of
+#    the samples in compiled code exact (see below why not all).
 #
 #   java_vm.sh OUTPUT_DIR PERF
 #
@@ -284,8 +285,20 @@ churn() {
 }
 
 churn_rounds=${JAVA_CHURN_ROUNDS:-80}
+# A function added below others is inserted under the registry's
+# sequence count (Documentation/userspace-api/sframe.rst): a sample
+# taken in any of the registry's code meanwhile falls back to frame
+# pointers.  HotSpot adds most code out of order once it reuses memory,
+# so the churn's bar is a share, where the steady state's is every
+# sample (7 of 1025 fell back on 2026-12-05).
+min_churn=95
 if churn; then
-	check churn "churn, --call-graph=sframe, frames named by the agent's log" all Churn
+	read -r e t <<< "$(paths churn Churn)"
+	pct=$((t ? 100 * e / t : 0))
+	echo "# churn, --call-graph=sframe, frames named by the agent's log: $e of $t samples in compiled code exact ($pct%)"
+	echo "# churn: $(sed -n 's/^unpublished //p' "$tmp/churn.stale") samples through code not yet announced, left out"
+	[ "$t" -ge "$min_samples" ] && [ "$pct" -ge "$min_churn" ]
+	result $? "churn: at least $min_churn% of samples in compiled code are exact"
 	grep -q '^stale 0$' "$tmp/churn.stale"
 	result $? "churn: no frame falls in code unloaded before its sample ($(head -n 1 "$tmp/churn.stale"))"
 	reused=$(sed -n 's/^reused //p' "$tmp/churn.stale")
