@@ -240,8 +240,11 @@ bpftrace_java() {
 	published "$tmp/$name.agent" || return 1
 	echo "$v" > /proc/sys/kernel/sframe_user_callchains || return 1
 	cat "/proc/$pid/maps" > "$tmp/$name.maps"
-	measure "$name" '^Attaching' env BPFTRACE_NO_USER_SYMBOLS=1 \
-		bpftrace -e "profile:hz:499 /pid == $pid/ { @[ustack] = count(); }"
+	# bpftrace says "Attaching" before its probes are on; a tick of
+	# its interval probe comes after.
+	measure "$name" '^tick' env BPFTRACE_NO_USER_SYMBOLS=1 bpftrace -e \
+		"profile:hz:499 /pid == $pid/ { @[ustack] = count(); }
+		 interval:s:1 { printf(\"tick\\n\"); }"
 	mv "$tmp/$name.log" "$tmp/$name.stacks"
 	echo 0 > /proc/sys/kernel/sframe_user_callchains
 	jli=$(awk '$6 ~ /\/libjli\.so$/ { print $6; exit }' "$tmp/$name.maps")
