@@ -110,6 +110,14 @@ show_report() {
 	grep -v '^#' "$file" | sed '/./,$!d' | cat -s | head -n 40
 }
 
+# verdict_line MODE REACHED TOTAL: one mode's line of a verdict.
+verdict_line() {
+	awk -v m="$1" -v r="$2" -v t="$3" 'BEGIN {
+		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
+			m, t ? 100 * r / t : 0, r, t
+	}'
+}
+
 section "make demo: perf through JIT code without frame pointers"
 echo "exprjit (samples/sframe_jit/exprjit.c) compiles this program to x86-64;"
 echo "its code keeps its first argument in %rbp, so no frame pointer chain"
@@ -175,11 +183,7 @@ done
 
 section "verdict: samples in JIT code or spin() whose stack reaches main()"
 for mode in $done_modes; do
-	read -r reached total <<< "${share[$mode]}"
-	awk -v m="$mode" -v r="$reached" -v t="$total" 'BEGIN {
-		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
-			m, t ? 100 * r / t : 0, r, t
-	}'
+	verdict_line "$mode" ${share[$mode]}
 done
 echo "  (fp stops at the first JIT frame, whose %rbp holds data; sframe"
 echo "  follows the rows libsframe_jit published, and exprjit's .sframe)"
@@ -218,11 +222,7 @@ done
 
 section "verdict: samples in PostgreSQL's JIT code (evalexpr_*) whose stack reaches main()"
 for mode in $pg_modes; do
-	read -r reached total <<< "${pg_share[$mode]}"
-	awk -v m="$mode" -v r="$reached" -v t="$total" 'BEGIN {
-		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
-			m, t ? 100 * r / t : 0, r, t
-	}'
+	verdict_line "$mode" ${pg_share[$mode]}
 done
 echo "  (neither llvmjit's code nor Debian's postgres keeps frame pointers;"
 echo "  sframe follows the rows sframe-run took from __register_frame() and"
@@ -260,11 +260,7 @@ done
 
 section "verdict: samples in Deep's compiled code whose Java frames are exact, down to JavaMain"
 for mode in $java_modes; do
-	read -r reached total <<< "${java_share[$mode]}"
-	awk -v m="$mode" -v r="$reached" -v t="$total" 'BEGIN {
-		printf "  --call-graph=%-7s %5.1f%%  (%d of %d samples)\n",
-			m, t ? 100 * r / t : 0, r, t
-	}'
+	verdict_line "$mode" ${java_share[$mode]}
 done
 echo "  (fp loses the chain at the first compiled frame, whose %rbp is an"
 echo "  ordinary register; sframe follows the rows the agent published)"
