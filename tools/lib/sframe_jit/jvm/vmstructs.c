@@ -9,6 +9,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -202,6 +203,41 @@ static void blob_read(const struct sframe_jvm_vm *vm, const uint8_t *h,
 		blob->osr_entry = (int64_t)(osr - code_addr);
 }
 
+static int scan(const struct sframe_jvm_vm *vm, uint8_t *buf, long need,
+		uint64_t code_addr, uint32_t code_size,
+		struct sframe_jvm_blob *blob)
+{
+	uint64_t hi = code_addr & ~(uint64_t)7, base, lo, at;
+
+	base = hi > SCAN_BYTES ? hi - SCAN_BYTES : 0;
+	if (base < vm->code_low)
+		base = vm->code_low;
+	/*
+	 * A page at a time, scanned as it comes: the header is most often
+	 * within the first, and each read is a system call.
+	 */
+	for (lo = hi, at = hi - need; lo > base; ) {
+		uint64_t from = (lo - 1) & ~(uint64_t)(SCAN_PAGE - 1);
+
+		if (from < base)
+			from = base;
+		if (read_self(from, buf + (from - base), lo - from) != lo - from)
+			break;
+		lo = from;
+		for (at &= ~(uint64_t)7; at >= lo && at + need <= hi; at -= 8) {
+			if (blob_owns(vm, buf + (at - base), at, code_addr,
+				      code_size)) {
+				blob_read(vm, buf + (at - base), code_addr,
+					  code_size, blob);
+				return 0;
+			}
+			if (at < 8)
+				break;
+		}
+	}
+	return -ENOENT;
+}
+
 /**
  * sframe_jvm_vm_blob() - what HotSpot's header says of a compiled method
  * @vm: from sframe_jvm_vm_read().
@@ -220,35 +256,16 @@ static void blob_read(const struct sframe_jvm_vm *vm, const uint8_t *h,
 int sframe_jvm_vm_blob(const struct sframe_jvm_vm *vm, uint64_t code_addr,
 		       uint32_t code_size, struct sframe_jvm_blob *blob)
 {
-	static uint8_t buf[SCAN_BYTES];	/* under the agent's lock */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint8_t buf[SCAN_BYTES];	/* under @lock */
 	long need = header_bytes(vm);
-	uint64_t hi = code_addr & ~(uint64_t)7, base, lo, at;
+	int err;
 
 	if (need < 0)
 		return -ENOENT;
-	base = hi > SCAN_BYTES ? hi - SCAN_BYTES : 0;
-	if (base < vm->code_low)
-		base = vm->code_low;
-	for (lo = hi; lo > base; ) {
-		uint64_t from = (lo - 1) & ~(uint64_t)(SCAN_PAGE - 1);
-
-		if (from < base)
-			from = base;
-		if (read_self(from, buf + (from - base), lo - from) != lo - from)
-			break;
-		lo = from;
-	}
-	if (hi - lo < (uint64_t)need)
-		return -ENOENT;
-	for (at = (hi - need) & ~(uint64_t)7; at >= lo; at -= 8) {
-		const uint8_t *h = buf + (at - base);
-
-		if (blob_owns(vm, h, at, code_addr, code_size)) {
-			blob_read(vm, h, code_addr, code_size, blob);
-			return 0;
-		}
-		if (at < lo + 8)
-			break;
-	}
-	return -ENOENT;
+	/* The service thread and an attach's GenerateEvents may race. */
+	pthread_mutex_lock(&lock);
+	err = scan(vm, buf, need, code_addr, code_size, blob);
+	pthread_mutex_unlock(&lock);
+	return err;
 }
