@@ -62,21 +62,30 @@ mkdir -p "$tmp"
 # then the profiler attaches (-p) and Deep runs $rounds rounds.
 
 # start NAME JAVA_ARGS...: Deep started, warmed up and waiting; its pid
-# in $pid.
+# in $pid.  A JVM that dies of a fatal error of its own before it is
+# ready (no agent or profiler there yet in the attach case: one did,
+# once in about thirty starts under software emulation, in C1's code)
+# is started once more; its report is kept in $tmp/hs_err_PID.log and
+# printed.
 start() {
-	local name=$1 i
+	local name=$1 try i
 
 	shift
-	"${jvm[@]}" "$@" Deep "$rounds" "$tmp/$name.go" "$warm" \
-		> "$tmp/$name.out" 2>&1 &
-	pid=$!
-	for i in $(seq 1500); do
-		grep -q '^ready' "$tmp/$name.out" && return 0
-		kill -0 "$pid" 2> /dev/null || break
-		sleep 0.2
+	for try in 1 2; do
+		"${jvm[@]}" "-XX:ErrorFile=$tmp/hs_err_%p.log" "$@" Deep \
+			"$rounds" "$tmp/$name.go" "$warm" > "$tmp/$name.out" 2>&1 &
+		pid=$!
+		for i in $(seq 1500); do
+			grep -q '^ready' "$tmp/$name.out" && return 0
+			kill -0 "$pid" 2> /dev/null || break
+			sleep 0.2
+		done
+		echo "# Deep did not warm up (start $try):"
+		sed 's/^/#   /' "$tmp/$name.out"
+		[ -f "$tmp/hs_err_$pid.log" ] || return 1
+		sed -n '1,40p' "$tmp/hs_err_$pid.log" | sed 's/^/#   /'
+		rm -f "$tmp/$name".agent
 	done
-	echo "# Deep did not warm up:"
-	sed 's/^/#   /' "$tmp/$name.out"
 	return 1
 }
 
@@ -272,15 +281,26 @@ fi
 # frames named by the agent's log as of each sample's time.  Its methods are kept
 # from being inlined (CompileCommand changes what C2 compiles, not the
 # frames' layout), so that each chain is exact.
-churn() {
+churn_run() {
+	rm -f "$tmp/churn.agent" "$tmp"/hs_err_churn*.log
 	"$perf" record -q -N -B -k CLOCK_MONOTONIC -e task-clock:u \
 		-c 1000000 --call-graph=sframe -o "$tmp/churn.data" -- \
 		java -Xmx64m -XX:ReservedCodeCacheSize=8m \
+		"-XX:ErrorFile=$tmp/hs_err_churn_%p.log" \
 		-XX:CompileCommand=quiet '-XX:CompileCommand=dontinline,Churn::*' \
 		'-XX:CompileCommand=dontinline,Work::*' \
 		"-agentpath:$agent=log=$tmp/churn.agent" -cp "$classes" \
-		Churn "$churn_rounds" "$classes/work" \
-		> "$tmp/churn.log" 2>&1 || { cat "$tmp/churn.log"; return 1; }
+		Churn "$churn_rounds" "$classes/work" > "$tmp/churn.log" 2>&1
+}
+
+churn() {
+	# As start() does, once more if the JVM died of a fatal error.
+	if ! churn_run; then
+		cat "$tmp/churn.log"
+		ls "$tmp"/hs_err_churn*.log > /dev/null 2>&1 || return 1
+		sed -n '1,40p' "$tmp"/hs_err_churn*.log | sed 's/^/#   /'
+		churn_run || { cat "$tmp/churn.log"; return 1; }
+	fi
 	"$perf" script -i "$tmp/churn.data" -F time,ip,sym,dso \
 		> "$tmp/churn.perf" 2> "$tmp/churn.script.err" || return 1
 	awk -f "$here/java_attrib.awk" "$tmp/churn.agent" RS= FS='\n' \
