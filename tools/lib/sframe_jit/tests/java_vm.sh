@@ -297,13 +297,16 @@ churn_run() {
 }
 
 churn() {
-	# As start() does, once more if the JVM died of a fatal error.
-	if ! churn_run; then
+	local try
+
+	# As start() does, again if the JVM died of a fatal error.
+	for try in 1 2 3; do
+		churn_run && break
 		cat "$tmp/churn.log"
 		ls "$tmp"/hs_err_churn*.log > /dev/null 2>&1 || return 1
 		sed -n '1,40p' "$tmp"/hs_err_churn*.log | sed 's/^/#   /'
-		churn_run || { cat "$tmp/churn.log"; return 1; }
-	fi
+		[ "$try" = 3 ] && return 1
+	done
 	"$perf" script -i "$tmp/churn.data" -F time,ip,sym,dso \
 		> "$tmp/churn.perf" 2> "$tmp/churn.script.err" || return 1
 	awk -f "$here/java_attrib.awk" "$tmp/churn.agent" RS= FS='\n' \
