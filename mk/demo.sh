@@ -110,6 +110,26 @@ show_report() {
 	grep -v '^#' "$file" | sed '/./,$!d' | cat -s | head -n 40
 }
 
+# modes_in DIR EXT: the modes of $modes whose DIR/MODE.EXT came out.
+modes_in() {
+	local mode found=
+
+	for mode in $modes; do
+		[ -s "$1/$mode.$2" ] && found+=" $mode"
+	done
+	echo "$found"
+}
+
+# list_svgs PREFIX MODE...: where each mode's flame graph is.
+list_svgs() {
+	local prefix=$1 mode
+
+	shift
+	for mode in "$@"; do
+		echo "  $out/$prefix$mode.svg"
+	done
+}
+
 # verdict_line MODE REACHED TOTAL: one mode's line of a verdict.
 verdict_line() {
 	awk -v m="$1" -v r="$2" -v t="$3" 'BEGIN {
@@ -188,16 +208,11 @@ done
 echo "  (fp stops at the first JIT frame, whose %rbp holds data; sframe"
 echo "  follows the rows libsframe_jit published, and exprjit's .sframe)"
 echo "flame graphs (open in a browser; hover for numbers):"
-for mode in $done_modes; do
-	echo "  $out/$mode.svg"
-done
+list_svgs "" $done_modes
 
 # The second act: the same, of PostgreSQL's backend.
 pg=$scratch/postgres
-pg_modes=
-for mode in $modes; do
-	[ -s "$pg/$mode.script" ] && pg_modes+=" $mode"
-done
+pg_modes=$(modes_in "$pg" script)
 section "act two: PostgreSQL 15's JIT (llvmjit, libLLVM-14) under sframe-run"
 echo "a cluster started as the postgres user under sframe-run, jit_above_cost=0,"
 echo "one session running, over generate_series(1, $pg_rows):"
@@ -228,16 +243,11 @@ echo "  (neither llvmjit's code nor Debian's postgres keeps frame pointers;"
 echo "  sframe follows the rows sframe-run took from __register_frame() and"
 echo "  converted from each loaded object's .eh_frame)"
 echo "flame graphs:"
-for mode in $pg_modes; do
-	echo "  $out/postgres-$mode.svg"
-done
+list_svgs postgres- $pg_modes
 
 # The third act: HotSpot's compiled code.
 jv=$scratch/java
-java_modes=
-for mode in $modes; do
-	[ -s "$jv/$mode.paths" ] && java_modes+=" $mode"
-done
+java_modes=$(modes_in "$jv" paths)
 section "act three: HotSpot (OpenJDK 17) with libsframe_jvm, the JVMTI agent"
 echo "java -agentpath:libsframe_jvm.so Deep, the JVM's default flags: C1 and"
 echo "C2 keep no frame pointer. Deep's hot loop runs five Java frames deep"
@@ -265,9 +275,7 @@ done
 echo "  (fp loses the chain at the first compiled frame, whose %rbp is an"
 echo "  ordinary register; sframe follows the rows the agent published)"
 echo "flame graphs:"
-for mode in $java_modes; do
-	echo "  $out/java-$mode.svg"
-done
+list_svgs java- $java_modes
 echo "demo: done in $((SECONDS - t0)) s"
 [ "$vm_rc" = 0 ] && [ "${done_modes# }" = "fp sframe" ] ||
 	die "half a demo: --call-graph=sframe did not run (see above)"
