@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The hooks through which the rest of the kernel reaches the unwind
- * tables that processes register with sframe_register(2), one block
- * per caller.
+ * tables that processes register with sframe_jit_open(2) and
+ * sframe_register(2), one block per caller.
  */
 #ifndef _LINUX_SFRAME_REGISTER_H
 #define _LINUX_SFRAME_REGISTER_H

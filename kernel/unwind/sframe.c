@@ -5,7 +5,7 @@
  * fixed-size records, and the lookup of the frame row that applies at a
  * PC, in an ELF section, its table or a JIT registry.  See sframe.h;
  * the ELF format is GNU binutils' SFrame, versions 1 to 3, little-endian
- * AMD64 only; the JIT registry is described in <uapi/linux/sframe.h>.
+ * AMD64 only; the JIT registry is described in <uapi/linux/sframe_jit.h>.
  *
  * Every field comes from an untrusted buffer: offsets and counts are
  * checked against the buffer in 64-bit arithmetic before use, and every
@@ -27,7 +27,7 @@
 #include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/unaligned.h>
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "sframe.h"
 
@@ -300,7 +300,7 @@ static int sframe_check_rows(const struct sframe_sec *sec,
 
 /*
  * Validation and conversion run once per section, in process context
- * with no lock held, over up to SFRAME_ELF_MAX_SIZE bytes: tens of
+ * with no lock held, over up to SFRAME_MAX_SIZE bytes: tens of
  * milliseconds of work.  They let the scheduler in every
  * SFRAME_RESCHED_WORK functions and rows.
  */
@@ -1555,7 +1555,7 @@ EXPORT_SYMBOL_IF_KUNIT(sframe_jit_max_reads);
  * Return: SFRAME_FIND_HIT; SFRAME_FIND_NONE if no published function
  * contains @pc; SFRAME_FIND_TOMBSTONE if the function containing @pc is
  * tombstoned; SFRAME_FIND_RETRY, see above; SFRAME_FIND_MALFORMED if the
- * descriptor or a row met breaks the rules of <uapi/linux/sframe.h>.
+ * descriptor or a row met breaks the rules of <uapi/linux/sframe_jit.h>.
  */
 enum sframe_find_result sframe_jit_find(const struct sframe_jit_view *v,
 					unsigned long pc,

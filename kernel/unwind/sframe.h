@@ -78,7 +78,7 @@
 
 /*
  * Most records sframe_table_find() reads: a binary search of at most
- * SFRAME_ELF_MAX_SIZE / SFRAME_V3_FDE_SIZE = 2^22 functions (23 probes),
+ * SFRAME_MAX_SIZE / SFRAME_V3_FDE_SIZE = 2^22 functions (23 probes),
  * the function found, a binary search of its at most
  * SFRAME_MAX_FUNC_FRES rows (16 probes; a PCMASK scan of version 1 tries
  * at most SFRAME_MAX_MASK_FRES), the row found and the rule it names.

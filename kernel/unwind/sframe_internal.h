@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the files behind sframe_register(2) share: the per-mm index of
- * registered code ranges (sframe_mm.c), the JIT registry and its mapping
- * (sframe_jit.c), validated ELF section copies (sframe_elf.c), the
- * system call (sframe_register.c) and the lookup the unwinder makes in
- * NMI context (sframe_lookup.c).  Nothing outside kernel/unwind/ sees
+ * What the files behind sframe_jit_open(2) and sframe_register(2) share:
+ * the per-mm index of registered code ranges (sframe_mm.c), the JIT
+ * registry, its file and its mapping (sframe_jit.c), its system call
+ * (sframe_jit_open.c), validated ELF section copies (sframe_elf.c), the
+ * ELF system calls (sframe_register.c) and the lookup the unwinder
+ * makes in NMI context (sframe_lookup.c).  Nothing outside kernel/unwind/ sees
  * these structures; <linux/sframe_register.h> has the hooks others call.
  */
 #ifndef _KERNEL_UNWIND_SFRAME_INTERNAL_H
@@ -22,7 +23,6 @@
 struct file;
 struct mm_struct;
 struct user_struct;
-struct vm_area_struct;
 
 /* What a registered code range is described by. */
 enum sframe_region_kind {
@@ -71,23 +71,22 @@ struct sframe_mm {
 
 /**
  * struct sframe_jit_reg - a JIT registry
- * @ref: one for its file, one for each mapping of it, one for its index
- *	entry, and one for a system call working on it.
+ * @ref: one for its file, one for its mapping, one for its index entry,
+ *	and one for a system call working on it.
  * @view: the layout, the kernel's private copy of what it wrote into the
  *	header: the header is shared with the process and never read back.
  *	The unwinder reads the registry through it.
  * @size: bytes at @view.base, page aligned.
  * @user: the user charged for @size (sframe_charge()).
- * @acct_mm: the process whose pinned_vm (VmPin) shows the charge.
- * @mm: the process the registry was made for (not a reference).
+ * @mm: the process the registry was made for, held with mmgrab(): the
+ *	one it is registered in, the only one that may map it, and the
+ *	one whose pinned_vm (VmPin) shows the charge.
  * @uaddr: where it is mapped in @mm.
- * @region: its index entry while registered; protected by the mmap lock.
+ * @region: its index entry while registered; protected by @mm's mmap
+ *	lock.
  * @mapped: the one mapping the registry allows was made: its file may
- *	not be mapped again.
- * @maps: the mappings that reach the registry: its own, and a forked
- *	child's until fork points it at the child's copy.
- * @uncharged: its charge was given back, once nothing could use it
- *	again, or at its last reference.
+ *	not be mapped again.  Protected by @mm's mmap lock.
+ * @uncharged: its charge was given back, at its last reference.
  * @published: an index entry made it visible to NMI-context readers,
  *	so it is freed only after a grace period.
  * @rcu: waits for those readers before @free_work.
@@ -98,12 +97,10 @@ struct sframe_jit_reg {
 	struct sframe_jit_view view;
 	unsigned long size;
 	struct user_struct *user;
-	struct mm_struct *acct_mm;
 	struct mm_struct *mm;
 	unsigned long uaddr;
 	struct sframe_region *region;
 	bool mapped;
-	atomic_t maps;
 	atomic_t uncharged;
 	bool published;
 	struct rcu_head rcu;
@@ -176,13 +173,9 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 void sframe_jit_put(struct sframe_jit_reg *reg);
 void sframe_jit_put_sync(struct sframe_jit_reg *reg);
 struct file *sframe_jit_file(struct sframe_jit_reg *reg);
-unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file);
+struct sframe_jit_reg *sframe_jit_from_file(struct file *file);
 void sframe_jit_copy(struct sframe_jit_reg *new,
 		     const struct sframe_jit_reg *old);
-void sframe_jit_orphan(struct mm_struct *mm, struct sframe_jit_reg *reg);
-bool sframe_jit_is_mapping(const struct vm_area_struct *vma);
-struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
-				       struct vm_area_struct *vma);
 
 /* sframe_charge.c: what a user's tables may pin. */
 int sframe_charge(struct user_struct *user, unsigned long pages);

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The JIT registry: vmalloc memory that the kernel reads through its own
- * mapping and that the process maps through ->fault(), once, at the
- * registration.  Its file owns a reference on it and refuses to be
- * mapped again; fork points the child's mapping at a copy of the pages
- * with a file of its own, so that no two processes share registry pages
- * and no mapping outlives the registry it reaches.  The pages are
- * charged to the user's tables (sframe_charge()) and to the memory
+ * mapping, behind a file that sframe_jit_open(2) returns.  The process
+ * maps the file once, in its own address space, through ->fault(), as
+ * perf maps its ring buffer; the mapping is VM_DONTCOPY, so a child gets
+ * neither it nor the registration and opens a registry of its own.  The
+ * file and the mapping each own a reference on the registry.  The pages
+ * are charged to the user's tables (sframe_charge()) and to the memory
  * cgroup.
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
@@ -16,11 +16,12 @@
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/seq_file.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "sframe_internal.h"
 
@@ -41,20 +42,7 @@ static void sframe_jit_uncharge(struct sframe_jit_reg *reg)
 	if (atomic_xchg(&reg->uncharged, 1))
 		return;
 	sframe_uncharge(reg->user, pages);
-	atomic64_sub(pages, &reg->acct_mm->pinned_vm);
-}
-
-/*
- * A mapping of @reg is gone.  The registry is mapped only once, so with
- * no mapping and no index entry left nothing can use it again: its
- * charge goes now, not when the file's last reference does, which at
- * exec or exit is a task_work run after the new image has registered
- * its own tables.  The caller holds the mmap lock of the mapping's mm.
- */
-static void sframe_jit_unmapped(struct sframe_jit_reg *reg)
-{
-	if (atomic_dec_and_test(&reg->maps) && !reg->region)
-		sframe_jit_uncharge(reg);
+	atomic64_sub(pages, &reg->mm->pinned_vm);
 }
 
 static void sframe_jit_free_work(struct work_struct *work)
@@ -68,7 +56,7 @@ static void sframe_jit_free_work(struct work_struct *work)
 		vmalloc_to_page(reg->view.base + off)->mapping = NULL;
 	vfree(reg->view.base);
 	free_uid(reg->user);
-	mmdrop(reg->acct_mm);
+	mmdrop(reg->mm);
 	kfree(reg);
 }
 
@@ -85,9 +73,9 @@ static void sframe_jit_free_rcu(struct rcu_head *rcu)
  * @reg: the registry.
  *
  * The last reference gives the charge back at once: a process whose
- * registry is gone (unmapped, unregistered, exited) no longer counts it
- * against its limit, even while the memory waits for the NMI-context
- * readers that may still see it.  The memory is freed after an RCU
+ * registry is gone (its file released, unmapped, exited) no longer
+ * counts it against its limit, even while the memory waits for the
+ * NMI-context readers that may still see it.  The memory is freed after an RCU
  * grace period, by a work item.  Safe in any context but NMI.
  */
 void sframe_jit_put(struct sframe_jit_reg *reg)
@@ -186,8 +174,7 @@ static void sframe_jit_init_header(struct sframe_jit_reg *reg)
 
 /*
  * vmalloc_user() memory, but charged to the memory cgroup of the task
- * that allocates it: the caller, or at fork the parent, whose cgroup
- * the child starts in.  Not inlined, so that /proc/vmallocinfo names
+ * that allocates it, the caller.  Not inlined, so that /proc/vmallocinfo names
  * its caller, a function of this file, as the registry's allocator.
  */
 static noinline void *sframe_jit_vmalloc(unsigned long size)
@@ -200,7 +187,8 @@ static noinline void *sframe_jit_vmalloc(unsigned long size)
 
 /**
  * sframe_jit_alloc() - a new registry
- * @mm: the process whose VmPin shows the charge.
+ * @mm: the process the registry is for: it is registered there, only
+ *	there may it be mapped, and its VmPin shows the charge.
  * @shape: the registry's text range, kind (compact or not),
  *	capacities and counting, checked by the caller; the rest of it is
  *	ignored.
@@ -241,7 +229,7 @@ struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 		goto uncharge;
 	}
 	reg->size = size;
-	reg->acct_mm = mm;
+	reg->mm = mm;
 	mmgrab(mm);
 	atomic64_add(size >> PAGE_SHIFT, &mm->pinned_vm);
 	refcount_set(&reg->ref, 1);
@@ -277,7 +265,6 @@ static void sframe_jit_vm_open(struct vm_area_struct *vma)
 {
 	struct sframe_jit_reg *reg = vma->vm_private_data;
 
-	atomic_inc(&reg->maps);
 	refcount_inc(&reg->ref);
 }
 
@@ -287,12 +274,11 @@ static void sframe_jit_vm_close(struct vm_area_struct *vma)
 
 	/*
 	 * Only the registry's own mapping in its own process unregisters
-	 * it: not the copy mremap() makes and we refuse, not a child's
-	 * mapping that fork has not yet pointed at the child's copy.
+	 * it: not the copy mremap() makes and we refuse, not the mapping a
+	 * child got because its parent cleared VM_DONTCOPY (MADV_DOFORK).
 	 */
 	if (reg->region && vma->vm_mm == reg->mm && vma->vm_start == reg->uaddr)
 		sframe_index_remove(vma->vm_mm, reg->region);
-	sframe_jit_unmapped(reg);
 	sframe_jit_put(reg);
 }
 
@@ -314,25 +300,13 @@ static const struct vm_operations_struct sframe_jit_vm_ops = {
 	.fault		= sframe_jit_fault,
 };
 
-/**
- * sframe_jit_is_mapping() - is this a registry mapping?
- * @vma: a mapping.
- *
- * Return: true if @vma maps a JIT registry.
- */
-bool sframe_jit_is_mapping(const struct vm_area_struct *vma)
-{
-	return vma->vm_ops == &sframe_jit_vm_ops;
-}
-
 /*
- * The registration maps the file once, and that mapping is the only one.
- * Every other way to map a file that userspace can reach runs through
- * here first, before anything is unmapped: remap_file_pages() on the
- * registry's own mapping, in its process or in a forked child whose
- * mapping carries a file of its own.  Refusing here keeps the mapping,
- * its contents and its registration as they were.  Called with the mmap
- * lock held for writing, as ->mmap() is.
+ * A registry is mapped once, by the process it was made for.  Every way
+ * to map a file runs through here first, before anything is unmapped:
+ * mmap() of the descriptor, in that process or in one it was passed to,
+ * and remap_file_pages() on the mapping.  Refusing here keeps the
+ * mapping, its contents and its registration as they were.  Called with
+ * the mmap lock held for writing, as ->mmap() is.
  */
 static unsigned long sframe_jit_get_unmapped_area(struct file *file,
 						  unsigned long addr,
@@ -342,57 +316,91 @@ static unsigned long sframe_jit_get_unmapped_area(struct file *file,
 {
 	struct sframe_jit_reg *reg = file->private_data;
 
+	if (current->mm != reg->mm)
+		return -EACCES;
 	if (reg->mapped)
+		return -EBUSY;
+	if (pgoff || len != reg->size || !(flags & MAP_SHARED))
 		return -EINVAL;
 	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
 }
 
+/*
+ * Kept to setting up the VMA, which ->get_unmapped_area() has admitted,
+ * so that a port to ->mmap_prepare() moves these lines and nothing else.
+ * The mapping is never executable, never grows, and is not inherited.
+ */
 static int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct sframe_jit_reg *reg = file->private_data;
 
-	/* ->get_unmapped_area() let only the registration's own call by. */
-	if (WARN_ON_ONCE(reg->mapped) || vma->vm_pgoff ||
-	    vma->vm_end - vma->vm_start != reg->size)
+	if (WARN_ON_ONCE(reg->mapped) || !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
 	reg->mapped = true;
-	vm_flags_mod(vma, VM_DONTEXPAND, VM_MAYEXEC);
+	reg->uaddr = vma->vm_start;
+	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTCOPY, VM_MAYEXEC);
 	vma->vm_ops = &sframe_jit_vm_ops;
 	vma->vm_private_data = reg;
-	atomic_inc(&reg->maps);
 	refcount_inc(&reg->ref);
 	return 0;
 }
 
+/* The registry's size, which userspace maps: lseek(fd, 0, SEEK_END). */
+static loff_t sframe_jit_llseek(struct file *file, loff_t offset, int whence)
+{
+	struct sframe_jit_reg *reg = file->private_data;
+
+	return fixed_size_llseek(file, offset, whence, reg->size);
+}
+
 /*
- * The file's last user, its mapping or the call that made it, is gone.
- * __fput() runs in process context: a registration that failed is freed
- * and uncharged before its caller returns to userspace.
+ * The file's last user, its descriptor or its mapping, is gone.  A
+ * registry never mapped, or whose mapping went with its process, may
+ * still be registered: unregister it in the process it was made for,
+ * unless that process's mm is being torn down, which drops every
+ * registration itself.  __fput() runs in process context.
  */
 static int sframe_jit_release(struct inode *inode, struct file *file)
 {
-	sframe_jit_put_sync(file->private_data);
+	struct sframe_jit_reg *reg = file->private_data;
+	struct mm_struct *mm = reg->mm;
+
+	if (mmget_not_zero(mm)) {
+		mmap_write_lock(mm);
+		if (reg->region)
+			sframe_index_remove(mm, reg->region);
+		mmap_write_unlock(mm);
+		mmput(mm);
+	}
+	sframe_jit_put_sync(reg);
 	return 0;
+}
+
+static void sframe_jit_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	const struct sframe_jit_reg *reg = file->private_data;
+
+	seq_printf(m, "text_start:\t%#lx\n", reg->view.text_start);
+	seq_printf(m, "text_end:\t%#lx\n", reg->view.text_end);
+	seq_printf(m, "map_size:\t%lu\n", reg->size);
+	seq_printf(m, "registered:\t%d\n", READ_ONCE(reg->region) != NULL);
 }
 
 static const struct file_operations sframe_jit_fops = {
 	.get_unmapped_area	= sframe_jit_get_unmapped_area,
 	.mmap			= sframe_jit_mmap,
+	.llseek			= sframe_jit_llseek,
 	.release		= sframe_jit_release,
+	.show_fdinfo		= sframe_jit_show_fdinfo,
 };
 
 /**
  * sframe_jit_file() - a file of its own for a registry
  * @reg: the registry.
  *
- * The file owns a reference on @reg, dropped when its last user, the
- * mapping or the caller, puts it.  It is never installed in a file
- * table: only the registration maps it, after security_mmap_file().
- * It is not made with anon_inode_getfile_secure(): with no descriptor
- * there is nothing further for an LSM to decide on, and the inode of
- * its own that function makes would put each registry's mapping in an
- * address space of its own, which fork, moving a child's mapping onto
- * the copy's file, would then have to move it between.
+ * The file owns a reference on @reg, dropped when it is released.
  *
  * Return: the file or an ERR_PTR.
  */
@@ -400,34 +408,21 @@ struct file *sframe_jit_file(struct sframe_jit_reg *reg)
 {
 	struct file *file;
 
-	file = anon_inode_getfile("[sframe_jit]", &sframe_jit_fops, reg,
-				  O_RDWR);
+	file = anon_inode_getfile("[sframe_jit]", &sframe_jit_fops, reg, O_RDWR);
 	if (!IS_ERR(file))
 		refcount_inc(&reg->ref);
 	return file;
 }
 
 /**
- * sframe_jit_map() - map a registry into the current process
- * @reg: the registry.
- * @file: its file, from sframe_jit_file().
+ * sframe_jit_from_file() - the registry behind a file, if it is one
+ * @file: a file.
  *
- * The caller holds the mmap lock for writing and has passed the file
- * through security_mmap_file().
- *
- * Return: the address, or a negative errno as do_mmap() returns it.
+ * Return: the registry, valid while the caller holds @file, or NULL.
  */
-unsigned long sframe_jit_map(struct sframe_jit_reg *reg, struct file *file)
+struct sframe_jit_reg *sframe_jit_from_file(struct file *file)
 {
-	unsigned long addr, populate;
-
-	addr = do_mmap(file, 0, reg->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       0, 0, &populate, NULL);
-	if (!IS_ERR_VALUE(addr)) {
-		reg->mm = current->mm;
-		reg->uaddr = addr;
-	}
-	return addr;
+	return file->f_op == &sframe_jit_fops ? file->private_data : NULL;
 }
 
 /* Bytes copied between two chances to reschedule. */
@@ -445,17 +440,19 @@ static void sframe_jit_copy_area(void *dst, const void *src, size_t len)
 }
 
 /**
- * sframe_jit_copy() - carry a registry's published state into its successor
- * @new: the replacement, of @old's kind and at least as large as @old in
- *	every area.
- * @old: the registry being replaced.
+ * sframe_jit_copy() - start a registry with another one's records
+ * @new: the new registry, of @old's kind and at least as large as @old
+ *	in every area, not yet published.
+ * @old: the registry it replaces (SFRAME_JIT_REPLACE) or copies
+ *	(SFRAME_JIT_COPY).
  *
  * Descriptors, rows and, in a compact registry, rules are copied whole,
  * published or not: a JIT may have written rows and rules ahead of the
  * descriptor that will publish them.  The producer is not appending
  * meanwhile (the ABI asks it not to); if it is, it only hurts its own
- * stack traces.  A registry can be hundreds of MiB, copied under the
- * mmap lock: the scheduler is let in between chunks.
+ * stack traces.  The count is read first, so that every descriptor it
+ * publishes is copied.  A registry can be hundreds of MiB, copied under
+ * the mmap lock: the scheduler is let in between chunks.
  */
 void sframe_jit_copy(struct sframe_jit_reg *new,
 		     const struct sframe_jit_reg *old)
@@ -463,7 +460,9 @@ void sframe_jit_copy(struct sframe_jit_reg *new,
 	const struct sframe_jit_view *o = &old->view, *n = &new->view;
 	const struct sframe_jit_header *oh = o->base;
 	struct sframe_jit_header *nh = sframe_jit_mem(new);
+	u32 count = smp_load_acquire(&oh->fde_count);
 
+	nh->seq = READ_ONCE(oh->seq);
 	sframe_jit_copy_area(sframe_jit_mem(new) + n->fde_off,
 			     o->base + o->fde_off,
 			     (size_t)o->fde_cap * sframe_jit_fde_size(o));
@@ -475,135 +474,6 @@ void sframe_jit_copy(struct sframe_jit_reg *new,
 				     o->base + o->rule_off,
 				     (size_t)o->rule_cap *
 				     sizeof(struct sframe_jit_rule));
-	nh->seq = READ_ONCE(oh->seq);
-	nh->fde_count = READ_ONCE(oh->fde_count);
+	nh->fde_count = count;
 }
 
-/**
- * sframe_jit_orphan() - mark a registry that is no longer registered
- * @mm: the process that maps it.
- * @reg: the registry, unregistered or replaced.
- *
- * It stays mapped until the process unmaps it, but a child does not
- * inherit it: fork copies registered registries only.  The caller holds
- * the mmap lock for writing.
- */
-void sframe_jit_orphan(struct mm_struct *mm, struct sframe_jit_reg *reg)
-{
-	struct vm_area_struct *vma = vma_lookup(mm, reg->uaddr);
-
-	if (vma && vma->vm_ops == &sframe_jit_vm_ops &&
-	    vma->vm_private_data == reg)
-		vm_flags_set(vma, VM_DONTCOPY);
-}
-
-/*
- * dup_mmap() left the child's mapping on the parent's file, which would
- * reach the parent's registry: put it on @file, its own registry's.
- * Every registry file is an anon-inode file on the same inode, so the
- * mapping stays in the same address space's tree as its file changes.
- */
-static void sframe_jit_swap_file(struct vm_area_struct *vma, struct file *file)
-{
-	VM_WARN_ON_ONCE(file->f_mapping != vma->vm_file->f_mapping);
-	vma_set_file(vma, file);
-	fput(file);
-}
-
-/*
- * A child whose copy of a registry would pass the limit of sframe_charge()
- * gets ordinary memory at the same address instead, as MADV_WIPEONFORK
- * gives: private, anonymous, zero-filled on first touch, not registered,
- * pinned or charged to the limit.  Its JIT can go on writing there, and
- * the fork does not fail because of a registry.  The mapping is the
- * child's own and not yet visible to anyone; dup_mmap() put it in the
- * file's tree and copied no page-table entries for it (a shared mapping
- * without an anon_vma), so it leaves the tree and becomes anonymous.
- */
-static void sframe_jit_wipe_in_child(struct vm_area_struct *vma)
-{
-	struct file *file = vma->vm_file;
-	struct address_space *mapping = file->f_mapping;
-	long pages = vma_pages(vma);
-
-	vm_stat_account(vma->vm_mm, vma->vm_flags, -pages);
-	i_mmap_lock_write(mapping);
-	if (vma_is_shared_maywrite(vma))
-		mapping_unmap_writable(mapping);
-	vma_interval_tree_remove(vma, &mapping->i_mmap);
-	i_mmap_unlock_write(mapping);
-	vm_flags_clear(vma, VM_SHARED | VM_MAYSHARE | VM_DONTEXPAND);
-	vma->vm_file = NULL;
-	fput(file);
-	vma->vm_private_data = NULL;
-	vma_set_anonymous(vma);
-	vma->vm_pgoff = vma->vm_start >> PAGE_SHIFT;
-	vma_set_page_prot(vma);
-	vm_stat_account(vma->vm_mm, vma->vm_flags, pages);
-}
-
-/*
- * The child's copy of the pages.  A registry can be hundreds of MiB and
- * both mmap locks are held: copy a page at a time and let others run.
- */
-static void sframe_jit_copy_pages(struct sframe_jit_reg *reg,
-				  const struct sframe_jit_reg *old)
-{
-	unsigned long off;
-
-	for (off = 0; off < reg->size; off += PAGE_SIZE) {
-		memcpy(sframe_jit_mem(reg) + off, old->view.base + off,
-		       PAGE_SIZE);
-		cond_resched();
-	}
-}
-
-/**
- * sframe_jit_fork() - give a forked child's registry mapping its own registry
- * @mm: the child's mm.
- * @vma: the child's copy of a registry mapping, which dup_mmap() left on
- *	the parent's registry and file.
- *
- * Called from dup_mmap() with both mmap locks held for writing.  The
- * child gets a copy of the pages, at the same address, with a file of
- * its own; past the limit of sframe_charge(), ordinary memory instead.  A
- * mapping that is no longer registered (left behind by
- * SFRAME_UNREGISTER or SFRAME_REPLACE_JIT and inherited despite
- * VM_DONTCOPY, through MADV_DOFORK) gets a copy too: the two processes
- * never share registry pages.
- *
- * Return: the child's registry, held by its mapping; NULL where the
- * child got ordinary memory; or an ERR_PTR, which fails the fork.
- */
-struct sframe_jit_reg *sframe_jit_fork(struct mm_struct *mm,
-				       struct vm_area_struct *vma)
-{
-	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
-	struct file *file;
-
-	reg = sframe_jit_alloc(mm, &old->view);
-	if (PTR_ERR(reg) == -EDQUOT) {
-		sframe_jit_wipe_in_child(vma);
-		sframe_jit_unmapped(old);
-		sframe_jit_put(old);
-		return NULL;
-	}
-	if (IS_ERR(reg))
-		return reg;
-	file = sframe_jit_file(reg);
-	if (IS_ERR(file)) {
-		sframe_jit_put_sync(reg);
-		return ERR_CAST(file);
-	}
-	sframe_jit_copy_pages(reg, old);
-	/* The child's mapping is the one mapping its file allows. */
-	reg->mapped = true;
-	atomic_set(&reg->maps, 1);
-	reg->mm = mm;
-	reg->uaddr = vma->vm_start;
-	sframe_jit_swap_file(vma, file);
-	vma->vm_private_data = reg;
-	sframe_jit_unmapped(old);
-	sframe_jit_put(old);
-	return reg;
-}

@@ -9,7 +9,7 @@
 #include <linux/maple_tree.h>
 #include <linux/mm_types.h>
 #include <linux/rcupdate.h>
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "sframe_internal.h"
 #include "sframe_lookup.h"

@@ -3,10 +3,11 @@
  * A process's registered code ranges: a maple tree hung off its mm
  * (struct sframe_mm), which the unwinder searches under RCU from NMI
  * context (sframe_lookup.c).  Writers hold the mmap lock: for writing in
- * the system call, at exec and at fork; from a registry mapping's
- * ->close() during munmap or exit, with every other writer excluded.
- * Removed entries are freed after an RCU grace period.  fork gives the
- * child its own entries; exit drops them all.
+ * the system calls, at exec, at fork and when a registry's file is
+ * released; from a registry mapping's ->close() during munmap or exit,
+ * with every other writer excluded.  Removed entries are freed after an
+ * RCU grace period.  fork gives the child its ELF entries; exit drops
+ * them all.
  */
 #include <linux/init.h>
 #include <linux/mm.h>
@@ -223,67 +224,15 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
 	return err;
 }
 
-/*
- * fork: the child's mapping of a registry gets its own registry
- * (sframe_jit_fork()), registered in the child if the parent's is.
- */
-static int sframe_fork_jit(struct sframe_mm *smm, struct mm_struct *mm,
-			   struct vm_area_struct *vma)
-{
-	struct sframe_jit_reg *old = vma->vm_private_data, *reg;
-	struct sframe_region *r = old->region, *nr;
-	int err;
-
-	reg = sframe_jit_fork(mm, vma);
-	if (IS_ERR_OR_NULL(reg))
-		return PTR_ERR_OR_ZERO(reg);
-	if (!r)
-		return 0;
-	/* On failure the child's teardown frees @reg with its mapping. */
-	nr = sframe_region_new(r->start, r->end);
-	if (!nr)
-		return -ENOMEM;
-	nr->kind = SFRAME_REGION_JIT;
-	nr->jit = reg;
-	err = sframe_index_insert(smm, nr);
-	if (err) {
-		kfree(nr);
-		return err;
-	}
-	refcount_inc(&reg->ref);
-	reg->region = nr;
-	reg->published = true;
-	return 0;
-}
-
-/*
- * Every JIT registry the child maps gets its own copy of the pages at
- * the same address, registered if the parent's is, or past the limit
- * of sframe_charge() ordinary memory in its place.
- */
-static int sframe_fork_jits(struct sframe_mm *smm, struct mm_struct *mm)
-{
-	VMA_ITERATOR(vmi, mm, 0);
-	struct vm_area_struct *vma;
-	int err;
-
-	for_each_vma(vmi, vma) {
-		if (!sframe_jit_is_mapping(vma))
-			continue;
-		err = sframe_fork_jit(smm, mm, vma);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 /**
  * sframe_mm_fork() - copy a process's registrations into its child
  * @oldmm: the parent's mm.
  * @mm: the child's mm, whose mappings dup_mmap() has just copied.
  *
  * Called by dup_mmap() with both mmap locks held for writing.  ELF
- * registrations share the parent's immutable section copy.
+ * registrations share the parent's immutable section copy.  JIT
+ * registries stay the parent's: their mappings are VM_DONTCOPY, and a
+ * child that runs the inherited code opens registries of its own.
  *
  * Return: 0 or -ENOMEM, which fails the fork.
  */
@@ -294,16 +243,11 @@ int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
 	unsigned long index = 0;
 	int err;
 
-	/* A process that never registered anything maps no registry. */
 	if (!old)
 		return 0;
 	smm = sframe_mm_get(mm);
 	if (!smm)
 		return -ENOMEM;
-	/* Registries are found by their mappings, which fork copied. */
-	err = sframe_fork_jits(smm, mm);
-	if (err)
-		return err;
 	mt_for_each(&old->index, r, index, ULONG_MAX) {
 		if (r->kind != SFRAME_REGION_ELF)
 			continue;

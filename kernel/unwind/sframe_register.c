@@ -1,18 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sframe_register(2): registration of user unwind tables.  The call
- * checks its arguments, makes the registry (sframe_jit.c) or the section
- * copy (sframe_elf.c), and publishes it in the process's index
- * (sframe_mm.c) under the mmap lock.  binfmt_elf registers the
- * executable's and the interpreter's sections at exec the same way.
+ * sframe_register(2) and sframe_unregister(2): a dynamic loader
+ * registers the .sframe section of an object it mapped, in the form the
+ * calls proposed for loaders take (struct sframe_setup).  The call
+ * checks its arguments, makes or finds the section copy (sframe_elf.c),
+ * and publishes it in the process's index (sframe_mm.c) under the mmap
+ * lock.  binfmt_elf registers the executable's and the interpreter's
+ * sections at exec the same way.
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
 #include <linux/cred.h>
-#include <linux/file.h>
 #include <linux/mm.h>
-#include <linux/mman.h>
-#include <linux/security.h>
 #include <linux/sframe_register.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
@@ -24,163 +23,6 @@
 static bool sframe_range_ok(u64 start, u64 end)
 {
 	return start < end && end <= TASK_SIZE;
-}
-
-/*
- * JIT registries: SFRAME_REGISTER_JIT makes one, SFRAME_REPLACE_JIT a
- * larger one of the same kind for the same range.
- *
- * A compact registry needs rules, at most as many as a row's 16-bit
- * index can name, and a range that its descriptors' 32-bit offsets can
- * span; a version 1 registry has no rule area, and a rule capacity for
- * it is a mistake the caller should hear of.
- */
-static int sframe_check_jit_rules(const struct sframe_jit_args *args)
-{
-	if (!(args->flags & SFRAME_JIT_F_COMPACT))
-		return args->rule_capacity ? -EINVAL : 0;
-	if (!args->rule_capacity || args->rule_capacity > SFRAME_JIT_MAX_RULES)
-		return -EINVAL;
-	if (args->text_end - args->text_start > (1ULL << 32))
-		return -EINVAL;
-	return 0;
-}
-
-static int sframe_check_jit_args(const struct sframe_jit_args *args)
-{
-	if (args->flags & ~(SFRAME_JIT_F_COMPACT | SFRAME_JIT_F_STATS))
-		return -EINVAL;
-	if (!sframe_range_ok(args->text_start, args->text_end))
-		return -EINVAL;
-	if (!args->fde_capacity || args->fde_capacity > SFRAME_JIT_MAX_FDES ||
-	    !args->fre_capacity || args->fre_capacity > SFRAME_JIT_MAX_FRES)
-		return -EINVAL;
-	return sframe_check_jit_rules(args);
-}
-
-/*
- * SFRAME_REPLACE_JIT: @new must be of @old's kind, as the records are
- * copied as they are, and hold at least what @old holds in every area.
- */
-static bool sframe_jit_can_replace(const struct sframe_jit_view *new,
-				   const struct sframe_jit_view *old)
-{
-	return new->compact == old->compact &&
-	       new->fde_cap >= old->fde_cap && new->fre_cap >= old->fre_cap &&
-	       new->rule_cap >= old->rule_cap;
-}
-
-/*
- * With the mmap lock held: check that @reg may be added (or replace the
- * entry @old), map it and publish its index entry @r.
- */
-static long sframe_jit_install(struct mm_struct *mm, struct sframe_jit_reg *reg,
-			       struct file *file, struct sframe_region *r,
-			       struct sframe_region *old)
-{
-	struct sframe_mm *smm = sframe_mm_get(mm);
-	unsigned long addr;
-	int err;
-
-	if (!smm)
-		return -ENOMEM;
-	if (!old) {
-		err = sframe_index_check(smm, reg->view.text_start,
-					 reg->view.text_end);
-		if (err)
-			return err;
-	}
-	addr = sframe_jit_map(reg, file);
-	if (IS_ERR_VALUE(addr))
-		return addr;
-
-	r->kind = SFRAME_REGION_JIT;
-	r->jit = reg;
-	if (old) {
-		sframe_jit_copy(reg, old->jit);
-		/* One store: readers see the old entry or the new one. */
-		err = mtree_store_range(&smm->index, r->start, r->end - 1, r,
-					GFP_KERNEL_ACCOUNT);
-	} else {
-		err = sframe_index_insert(smm, r);
-	}
-	if (err) {
-		do_munmap(mm, addr, reg->size, NULL);
-		return err;
-	}
-	refcount_inc(&reg->ref);
-	reg->region = r;
-	reg->published = true;
-	if (old) {
-		sframe_jit_orphan(mm, old->jit);
-		sframe_region_detach(old);
-	}
-	return addr;
-}
-
-static long sframe_register_jit(const struct sframe_jit_args *args,
-				bool replace)
-{
-	struct mm_struct *mm = current->mm;
-	struct sframe_region *r, *old = NULL;
-	struct sframe_jit_reg *reg;
-	struct file *file;
-	long ret;
-
-	ret = sframe_check_jit_args(args);
-	if (ret)
-		return ret;
-	reg = sframe_jit_alloc(mm, &(struct sframe_jit_view){
-		.text_start = args->text_start,
-		.text_end = args->text_end,
-		.compact = args->flags & SFRAME_JIT_F_COMPACT,
-		.stats = args->flags & SFRAME_JIT_F_STATS,
-		.fde_cap = args->fde_capacity,
-		.fre_cap = args->fre_capacity,
-		.rule_cap = args->rule_capacity,
-	});
-	if (PTR_ERR(reg) == -EDQUOT)
-		return -ENOMEM;
-	if (IS_ERR(reg))
-		return PTR_ERR(reg);
-	ret = -ENOMEM;
-	r = sframe_region_new(args->text_start, args->text_end);
-	if (!r)
-		goto put_reg;
-	file = sframe_jit_file(reg);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
-		goto free_region;
-	}
-	/* As vm_mmap_pgoff() does before do_mmap(), outside the lock. */
-	ret = security_mmap_file(file, PROT_READ | PROT_WRITE, MAP_SHARED);
-	if (ret)
-		goto put_file;
-	ret = -EINTR;
-	if (mmap_write_lock_killable(mm))
-		goto put_file;
-	if (replace) {
-		old = sframe_index_exact(sframe_mm_locked(mm), args->text_start,
-					 args->text_end);
-		ret = -ENOENT;
-		if (!old || old->kind != SFRAME_REGION_JIT)
-			goto unlock;
-		ret = -EINVAL;
-		if (!sframe_jit_can_replace(&reg->view, &old->jit->view))
-			goto unlock;
-	}
-	ret = sframe_jit_install(mm, reg, file, r, old);
-	if (!IS_ERR_VALUE(ret))
-		r = NULL;
-unlock:
-	mmap_write_unlock(mm);
-put_file:
-	fput(file);
-free_region:
-	kfree(r);
-put_reg:
-	sframe_jit_put_sync(reg);
-	return ret;
 }
 
 /* Is all of [start, end) mapped executable?  Caller holds mmap lock. */
@@ -239,7 +81,7 @@ static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 
 	if (!sframe_range_ok(start, end))
 		return -EINVAL;
-	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_ELF_MAX_SIZE)
+	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_MAX_SIZE)
 		return -EINVAL;
 	keyed = sframe_elf_key(mm, sec_addr, sec_size, &key);
 	elf = sframe_elf_get(sec_addr, sec_size, keyed ? &key : NULL);
@@ -291,7 +133,7 @@ put_elf:
  * exec'ing task.  The caller ignores failures: a malformed table must
  * not fail the exec.
  *
- * Return: 0 or a negative errno as for SFRAME_REGISTER_ELF.
+ * Return: 0 or a negative errno as for sframe_register(2).
  */
 int sframe_register_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 			     unsigned long sec_size, unsigned long text_start,
@@ -300,78 +142,86 @@ int sframe_register_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 	return sframe_add_elf(mm, sec_addr, sec_size, text_start, text_end);
 }
 
-static int sframe_unregister(const struct sframe_unregister_args *args)
+/* Where the process that registered @r has the section. */
+static unsigned long sframe_region_section(const struct sframe_region *r)
+{
+	return r->elf->sec.base + r->bias;
+}
+
+/*
+ * The ELF registration of the section at @addr.  The index is keyed by
+ * code range, so this walks it: at most kernel.sframe_max_registrations
+ * entries, under the mmap lock, in a call a loader makes at dlclose().
+ */
+static struct sframe_region *sframe_find_section(struct sframe_mm *smm,
+						 unsigned long addr)
+{
+	struct sframe_region *r;
+	unsigned long index = 0;
+
+	if (!smm)
+		return NULL;
+	mt_for_each(&smm->index, r, index, ULONG_MAX) {
+		if (r->kind == SFRAME_REGION_ELF &&
+		    sframe_region_section(r) == addr)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * The loader calls take the sizes of the structure versions they know,
+ * and no other: a newer structure on an older kernel is refused, for
+ * the caller to fall back.
+ */
+static int sframe_copy_setup(struct sframe_setup *setup,
+			     const struct sframe_setup __user *usetup,
+			     size_t usize)
+{
+	if (usize != SFRAME_SETUP_SIZE_VER0)
+		return -EINVAL;
+	if (copy_from_user(setup, usetup, sizeof(*setup)))
+		return -EFAULT;
+	return 0;
+}
+
+SYSCALL_DEFINE2(sframe_register, struct sframe_setup __user *, usetup,
+		size_t, usize)
+{
+	struct sframe_setup s;
+	int err;
+
+	err = sframe_copy_setup(&s, usetup, usize);
+	if (err)
+		return err;
+	if (s.text_size > TASK_SIZE || s.sframe_start > TASK_SIZE)
+		return -EINVAL;
+	return sframe_add_elf(current->mm, s.sframe_start, s.sframe_size,
+			      s.text_start, s.text_start + s.text_size);
+}
+
+/* A registration is named by its section's address alone. */
+SYSCALL_DEFINE2(sframe_unregister, struct sframe_setup __user *, usetup,
+		size_t, usize)
 {
 	struct mm_struct *mm = current->mm;
 	struct sframe_region *r;
-	int err = -ENOENT;
+	struct sframe_setup s;
+	int err;
 
-	if (args->flags)
-		return -EINVAL;
-	if (!sframe_range_ok(args->text_start, args->text_end))
+	err = sframe_copy_setup(&s, usetup, usize);
+	if (err)
+		return err;
+	if (!s.sframe_start || s.sframe_size || s.text_start || s.text_size)
 		return -EINVAL;
 	if (mmap_write_lock_killable(mm))
 		return -EINTR;
-	r = sframe_index_exact(sframe_mm_locked(mm), args->text_start,
-			       args->text_end);
+	r = sframe_find_section(sframe_mm_locked(mm), s.sframe_start);
+	err = -ENOENT;
 	if (r) {
-		/* A child no longer inherits the registry's mapping. */
-		if (r->kind == SFRAME_REGION_JIT)
-			sframe_jit_orphan(mm, r->jit);
 		sframe_index_remove(mm, r);
 		err = 0;
 	}
 	mmap_write_unlock(mm);
 	return err;
-}
-
-/* The size-versioned argument convention of clone3() and openat2(). */
-static int sframe_copy_args(void *dst, size_t ksize, const void __user *src,
-			    size_t usize, size_t ver0)
-{
-	if (usize < ver0)
-		return -EINVAL;
-	if (usize > PAGE_SIZE)
-		return -E2BIG;
-	return copy_struct_from_user(dst, ksize, src, usize);
-}
-
-SYSCALL_DEFINE3(sframe_register, unsigned int, op, void __user *, uargs,
-		size_t, usize)
-{
-	union {
-		struct sframe_elf_args elf;
-		struct sframe_unregister_args unreg;
-		struct sframe_jit_args jit;
-	} a;
-	int err;
-
-	switch (op) {
-	case SFRAME_REGISTER_ELF:
-		err = sframe_copy_args(&a.elf, sizeof(a.elf), uargs, usize,
-				       SFRAME_ELF_ARGS_SIZE_VER0);
-		if (err)
-			return err;
-		if (a.elf.text_size > TASK_SIZE)
-			return -EINVAL;
-		return sframe_add_elf(current->mm, a.elf.sframe_start,
-				      a.elf.sframe_size, a.elf.text_start,
-				      a.elf.text_start + a.elf.text_size);
-	case SFRAME_UNREGISTER:
-		err = sframe_copy_args(&a.unreg, sizeof(a.unreg), uargs, usize,
-				       SFRAME_UNREGISTER_ARGS_SIZE_VER0);
-		if (err)
-			return err;
-		return sframe_unregister(&a.unreg);
-	/* JIT registries: sframe_register_jit(). */
-	case SFRAME_REGISTER_JIT:
-	case SFRAME_REPLACE_JIT:
-		err = sframe_copy_args(&a.jit, sizeof(a.jit), uargs, usize,
-				       SFRAME_JIT_ARGS_SIZE_VER0);
-		if (err)
-			return err;
-		return sframe_register_jit(&a.jit, op == SFRAME_REPLACE_JIT);
-	default:
-		return -EINVAL;
-	}
 }

@@ -19,7 +19,7 @@
 #include <linux/limits.h>
 #include <linux/string.h>
 #include <linux/types.h>
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "sframe.h"
 
