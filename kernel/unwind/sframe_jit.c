@@ -279,6 +279,14 @@ static void sframe_jit_vm_close(struct vm_area_struct *vma)
 	 */
 	if (reg->region && vma->vm_mm == reg->mm && vma->vm_start == reg->uaddr)
 		sframe_index_remove(vma->vm_mm, reg->region);
+	/*
+	 * With no descriptor left, this mapping's reference is the file's
+	 * last: nothing can reach the registry again, and its charge goes
+	 * now rather than when the file's release runs, which at exec is
+	 * after binfmt_elf has charged the new image's tables.
+	 */
+	if (!reg->region && file_count(vma->vm_file) == 1)
+		sframe_jit_uncharge(reg);
 	sframe_jit_put(reg);
 }
 
