@@ -117,18 +117,27 @@ TEST_F(accounting, registry_pages_show_in_vmpin_until_unmapped)
 
 TEST_F(accounting, failed_registration_charges_nothing)
 {
-	struct sframe_jit_header *h;
+	__u64 next = self->end + page_size();
+	struct sframe_jit_header *h, *gone;
+	int gone_fd;
 	long before;
 
 	ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
+	/* Unmapped, so unregistered: a registry REPLACE cannot name. */
+	ASSERT_EQ(0, jit_register_fd(self->end, next, 16, 16, &gone,
+				     &gone_fd));
+	ASSERT_EQ(0, munmap(gone, gone->map_size));
 	before = vm_pin_kb();
 	/* Overlap, zero capacity, bad flags: each refused, none charged. */
 	EXPECT_EQ(-EEXIST, jit_register(self->start, self->end, 16, 16, NULL));
-	EXPECT_EQ(-EINVAL, jit_register(self->end, self->end + page_size(),
-					0, 16, NULL));
-	EXPECT_EQ(-ENOENT, jit_replace(self->end, self->end + page_size(),
-				       16, 16, NULL));
+	EXPECT_EQ(-EINVAL, jit_register(self->end, next, 0, 16, NULL));
+	EXPECT_EQ(-EINVAL, jit_op(SFRAME_JIT_REPLACE | SFRAME_JIT_COPY,
+				  gone_fd, self->end, next, 16, 16, NULL,
+				  NULL));
+	EXPECT_EQ(-ENOENT, jit_replace(gone_fd, self->end, next, 16, 16, NULL,
+				       NULL));
 	EXPECT_EQ(before, vm_pin_kb());
+	close(gone_fd);
 	ASSERT_EQ(0, munmap(h, h->map_size));
 }
 
@@ -155,11 +164,21 @@ TEST_F_TIMEOUT(accounting, ten_thousand_register_unregister_cycles_leak_nothing,
 	}
 	kernel = settled_kernel_kb();
 	for (i = 0; i < 10000; i++) {
-		ASSERT_EQ(0, jit_register(self->start, self->end, 64, 256, &h))
+		int fd = -1;
+
+		/*
+		 * Every way a registration ends: closing the descriptor
+		 * of a registry never mapped; munmap with the descriptor
+		 * already closed; munmap, then close.
+		 */
+		ASSERT_EQ(0, jit_register_fd(self->start, self->end, 64, 256,
+					     i % 3 ? &h : NULL,
+					     i % 3 == 2 ? &fd : NULL))
 			TH_LOG("cycle %d", i);
-		if (i & 1)
-			ASSERT_EQ(0, range_unregister(self->start, self->end));
-		ASSERT_EQ(0, munmap(h, h->map_size));
+		if (i % 3)
+			ASSERT_EQ(0, munmap(h, h->map_size));
+		if (fd >= 0)
+			ASSERT_EQ(0, close(fd));
 	}
 	EXPECT_EQ(pin, settled_vm_pin_kb(pin));
 	/*
@@ -180,8 +199,15 @@ TEST_F(accounting, exit_with_live_registrations_leaks_nothing)
 
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
-			CHILD_EXPECT(jit_register(self->start, self->end, 256,
-						  1024, NULL) == 0);
+			__u64 mid = self->start + 8 * page_size();
+			struct sframe_jit_header *h;
+			int fd;
+
+			/* One left mapped, one left open and never mapped. */
+			CHILD_EXPECT(jit_register(self->start, mid, 256, 1024,
+						  &h) == 0);
+			CHILD_EXPECT(jit_register_fd(mid, self->end, 256, 1024,
+						     NULL, &fd) == 0);
 			_exit(0);
 		}
 		ASSERT_EQ(0, child_status(pid));

@@ -8,9 +8,10 @@
  * the last one, then appends its rows and descriptor and advances the
  * count with a store-release (no seq: appends rewrite nothing), then
  * publishes it to the sampled thread.  When the registry is full it
- * replaces it with one twice as large (SFRAME_REPLACE_JIT), as a JIT
+ * replaces it with one twice as large (SFRAME_JIT_REPLACE), as a JIT
  * does; when the arena is full it registers a new arena and, once the
- * sampled thread runs code there, unregisters and unmaps the old one.
+ * sampled thread runs code there, unmaps the old one and its registry,
+ * which unregisters it.
  * So samples race with appends, replacements and registrations alike.
  *
  * Function n has a frame layout of its own (pushes, stack adjustment,
@@ -154,7 +155,7 @@ static int arena_open(struct producer *p)
 {
 	struct arena *a = arena_of(p, p->next_arena);
 	struct sframe_jit_header *hdr = NULL;
-	int ret;
+	int ret, fd = -1;
 
 	memset(a, 0, sizeof(*a));
 	a->id = p->next_arena;
@@ -162,12 +163,15 @@ static int arena_open(struct producer *p)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a->code == MAP_FAILED)
 		return -errno;
-	ret = jit_register((unsigned long)a->code,
-			   (unsigned long)a->code + ARENA_BYTES, FIRST_FDES,
-			   FIRST_FDES * ROWS_PER_FN, &hdr);
+	/* The descriptor stays, for SFRAME_JIT_REPLACE to name it by. */
+	ret = jit_register_fd((unsigned long)a->code,
+			      (unsigned long)a->code + ARENA_BYTES, FIRST_FDES,
+			      FIRST_FDES * ROWS_PER_FN, &hdr, &fd);
 	if (!ret)
 		ret = jit_registry_attach(&a->reg, hdr);
+	a->reg.fd = fd;
 	if (ret) {
+		jit_registry_unmap(&a->reg);
 		munmap(a->code, ARENA_BYTES);
 		return ret;
 	}
@@ -176,17 +180,18 @@ static int arena_open(struct producer *p)
 	return 0;
 }
 
-/* Unregister and unmap the oldest arena; the sampled thread left it. */
+/*
+ * Unmap the oldest arena's registry, which unregisters it, and its
+ * code; the sampled thread left it.
+ */
 static int arena_retire(struct producer *p)
 {
 	struct arena *a = arena_of(p, p->first_arena);
 	int ret;
 
-	ret = range_unregister((unsigned long)a->code,
-			       (unsigned long)a->code + ARENA_BYTES);
+	ret = jit_registry_unmap(&a->reg);
 	if (ret)
 		return ret;
-	jit_registry_unmap(&a->reg);
 	munmap(a->code, ARENA_BYTES);
 	p->first_arena++;
 	p->retired++;
@@ -198,16 +203,19 @@ static int registry_grow(struct arena *a)
 {
 	struct sframe_jit_header *old = a->reg.hdr, *hdr = NULL;
 	size_t old_size = a->reg.map_size;
-	int ret;
+	int ret, fd = -1;
 
-	ret = jit_replace(a->reg.text_start, a->reg.text_end,
+	ret = jit_replace(a->reg.fd, a->reg.text_start, a->reg.text_end,
 			  2 * a->reg.fde_capacity, 2 * a->reg.fre_capacity,
-			  &hdr);
+			  &hdr, &fd);
 	if (ret)
 		return ret;
-	ret = jit_registry_move(&a->reg, hdr);
-	if (ret)
+	ret = jit_registry_move(&a->reg, hdr, fd);
+	if (ret) {
+		munmap(hdr, hdr->map_size);
+		close(fd);
 		return ret;
+	}
 	/* The kernel no longer reads it. */
 	return munmap(old, old_size) ? -errno : 0;
 }
@@ -262,7 +270,7 @@ static int make_room(struct producer *p)
 	while (p->first_arena < using && p->next_arena - p->first_arena > 1) {
 		ret = arena_retire(p);
 		if (ret) {
-			fail(p, ret, "SFRAME_UNREGISTER of an old arena");
+			fail(p, ret, "munmap of an old arena's registry");
 			return ret;
 		}
 	}
@@ -272,7 +280,7 @@ static int make_room(struct producer *p)
 		return 1;
 	ret = arena_open(p);
 	if (ret)
-		fail(p, ret, "SFRAME_REGISTER_JIT of a new arena");
+		fail(p, ret, "sframe_jit_open of a new arena");
 	return ret;
 }
 

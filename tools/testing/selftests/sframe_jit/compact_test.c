@@ -50,15 +50,15 @@ FIXTURE_TEARDOWN(compact)
 static int reg_flags(FIXTURE_DATA(compact) *self, __u32 flags, __u32 nrule,
 		     struct sframe_jit_header **hdr)
 {
-	return jit_op_flags(SFRAME_REGISTER_JIT, self->start, self->end,
-			    NFDE, NFRE, flags, nrule, hdr);
+	return jit_op_flags(flags, -1, self->start, self->end, NFDE, NFRE,
+			    nrule, hdr, NULL);
 }
 
 TEST_F(compact, unknown_flag_bits_are_einval)
 {
 	__u32 flags[] = {
-		0x4, 0x8, 1U << 31, UINT32_MAX,
-		SFRAME_JIT_F_COMPACT | 0x4,
+		0x10, 0x20, 1U << 31, UINT32_MAX,
+		SFRAME_JIT_F_COMPACT | 0x10,
 	};
 	unsigned int i;
 
@@ -116,11 +116,10 @@ TEST_F(compact, range_over_4_gib_is_einval)
 					 NRULE, NULL));
 	EXPECT_EQ(-EINVAL, cjit_register(s, s + BIG_RANGE + page_size(),
 					 NFDE, NFRE, NRULE, NULL));
+	/* Each closed unmapped at once, which unregisters it. */
 	EXPECT_EQ(0, cjit_register(s, s + BIG_RANGE, NFDE, NFRE, NRULE,
 				   NULL));
-	EXPECT_EQ(0, range_unregister(s, s + BIG_RANGE));
 	EXPECT_EQ(0, jit_register(s, s + BIG_RANGE + 1, NFDE, NFRE, NULL));
-	EXPECT_EQ(0, range_unregister(s, s + BIG_RANGE + 1));
 	munmap(big, pages * page_size());
 }
 
@@ -227,41 +226,61 @@ TEST_F(compact, vm_pin_grows_by_the_compact_mapping_size)
 		  proc_kb("/proc/self/status", "VmPin"));
 }
 
-/* Replacement keeps the kind. */
+/*
+ * Replacement and copy keep the kind.  The registry stays mapped, so
+ * that closing the descriptor of a new one that the test does not map
+ * unregisters only that one.
+ */
 TEST_F(compact, replacing_compact_with_version_1_is_einval)
 {
 	struct sframe_jit_header *h = NULL;
+	int fd;
 
-	ASSERT_EQ(0, cjit_register(self->start, self->end, NFDE, NFRE, NRULE,
-				   &h));
-	EXPECT_EQ(-EINVAL, jit_replace(self->start, self->end, 2 * NFDE,
-				       2 * NFRE, NULL));
+	ASSERT_EQ(0, cjit_register_fd(self->start, self->end, NFDE, NFRE,
+				      NRULE, &h, &fd));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, self->start, self->end, 2 * NFDE,
+				       2 * NFRE, NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_copy(fd, self->start, self->end, 2 * NFDE,
+				    2 * NFRE, NULL, NULL));
 	EXPECT_TRUE(range_is_registered(self->start, self->end));
-	EXPECT_EQ(0, cjit_replace(self->start, self->end, NFDE, NFRE, NRULE,
-				  NULL));
+	EXPECT_EQ(0, cjit_replace(fd, self->start, self->end, NFDE, NFRE,
+				  NRULE, NULL, NULL));
+	close(fd);
 }
 
 TEST_F(compact, replacing_version_1_with_compact_is_einval)
 {
-	ASSERT_EQ(0, jit_register(self->start, self->end, NFDE, NFRE, NULL));
-	EXPECT_EQ(-EINVAL, cjit_replace(self->start, self->end, 2 * NFDE,
-					2 * NFRE, NRULE, NULL));
+	struct sframe_jit_header *h = NULL;
+	int fd;
+
+	ASSERT_EQ(0, jit_register_fd(self->start, self->end, NFDE, NFRE, &h,
+				     &fd));
+	EXPECT_EQ(-EINVAL, cjit_replace(fd, self->start, self->end, 2 * NFDE,
+					2 * NFRE, NRULE, NULL, NULL));
+	EXPECT_EQ(-EINVAL, cjit_copy(fd, self->start, self->end, 2 * NFDE,
+				     2 * NFRE, NRULE, NULL, NULL));
 	EXPECT_TRUE(range_is_registered(self->start, self->end));
-	EXPECT_EQ(0, jit_replace(self->start, self->end, NFDE, NFRE, NULL));
+	EXPECT_EQ(0, jit_replace(fd, self->start, self->end, NFDE, NFRE, NULL,
+				 NULL));
+	close(fd);
 }
 
 TEST_F(compact, replacing_with_fewer_of_anything_is_einval)
 {
-	ASSERT_EQ(0, cjit_register(self->start, self->end, NFDE, NFRE, NRULE,
-				   NULL));
-	EXPECT_EQ(-EINVAL, cjit_replace(self->start, self->end, NFDE, NFRE,
-					NRULE - 1, NULL));
-	EXPECT_EQ(-EINVAL, cjit_replace(self->start, self->end, NFDE - 1,
-					NFRE, NRULE, NULL));
-	EXPECT_EQ(-EINVAL, cjit_replace(self->start, self->end, NFDE,
-					NFRE - 1, NRULE, NULL));
-	EXPECT_EQ(0, cjit_replace(self->start, self->end, NFDE, NFRE,
-				  NRULE + 1, NULL));
+	struct sframe_jit_header *h = NULL;
+	int fd;
+
+	ASSERT_EQ(0, cjit_register_fd(self->start, self->end, NFDE, NFRE,
+				      NRULE, &h, &fd));
+	EXPECT_EQ(-EINVAL, cjit_replace(fd, self->start, self->end, NFDE,
+					NFRE, NRULE - 1, NULL, NULL));
+	EXPECT_EQ(-EINVAL, cjit_replace(fd, self->start, self->end, NFDE - 1,
+					NFRE, NRULE, NULL, NULL));
+	EXPECT_EQ(-EINVAL, cjit_replace(fd, self->start, self->end, NFDE,
+					NFRE - 1, NRULE, NULL, NULL));
+	EXPECT_EQ(0, cjit_replace(fd, self->start, self->end, NFDE, NFRE,
+				  NRULE + 1, NULL, NULL));
+	close(fd);
 }
 
 static void *area(struct sframe_jit_header *h, __u32 off)
@@ -279,9 +298,10 @@ TEST_F(compact, replace_copies_descriptors_rows_and_rules)
 	struct sframe_jit_header *old = NULL, *new = NULL;
 	size_t fdes = NFDE * 16, fres = NFRE * 4, rules = NRULE * 12, i;
 	unsigned char *p;
+	int fd;
 
-	ASSERT_EQ(0, cjit_register(self->start, self->end, NFDE, NFRE, NRULE,
-				   &old));
+	ASSERT_EQ(0, cjit_register_fd(self->start, self->end, NFDE, NFRE,
+				      NRULE, &old, &fd));
 	for (p = area(old, old->fde_off), i = 0; i < fdes; i++)
 		p[i] = i * 7 + 1;
 	for (p = area(old, old->fre_off), i = 0; i < fres; i++)
@@ -290,8 +310,8 @@ TEST_F(compact, replace_copies_descriptors_rows_and_rules)
 		p[i] = i * 13 + 3;
 	old->fde_count = 42;
 	old->seq = 6;
-	ASSERT_EQ(0, cjit_replace(self->start, self->end, 2 * NFDE, 2 * NFRE,
-				  2 * NRULE, &new));
+	ASSERT_EQ(0, cjit_replace(fd, self->start, self->end, 2 * NFDE,
+				  2 * NFRE, 2 * NRULE, &new, NULL));
 	expect_compact_layout(_metadata, new, 2 * NFDE, 2 * NFRE, 2 * NRULE);
 	EXPECT_EQ(42U, new->fde_count);
 	EXPECT_EQ(6U, new->seq);
@@ -308,44 +328,56 @@ TEST_F(compact, replace_copies_descriptors_rows_and_rules)
 }
 
 /*
- * fork gives the child a copy of the registry, rule area included, at
- * the same address, registered for the same range and of the same kind:
- * the child replaces it only with a compact registry.
+ * A forked child has neither the registry's mapping nor its
+ * registration.  SFRAME_JIT_COPY from the inherited descriptor gives it
+ * a registry of its own of the same kind, rule area included, with the
+ * parent's count and seq, registered in the child: only a compact one.
  */
-TEST_F(compact, fork_copies_a_compact_registry)
+TEST_F(compact, a_forked_child_copies_a_compact_registry)
 {
 	struct sframe_jit_header *h = NULL;
 	size_t rules = NRULE * 12, i;
 	unsigned char *p;
-	int status;
+	int status, fd;
 	pid_t pid;
 
-	ASSERT_EQ(0, cjit_register(self->start, self->end, NFDE, NFRE, NRULE,
-				   &h));
+	ASSERT_EQ(0, cjit_register_fd(self->start, self->end, NFDE, NFRE,
+				      NRULE, &h, &fd));
 	for (p = area(h, h->rule_off), i = 0; i < rules; i++)
 		p[i] = i * 13 + 3;
 	h->fde_count = 7;
+	h->seq = 4;
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		if (h->flags != SFRAME_JIT_F_COMPACT || h->fde_count != 7)
+		struct sframe_jit_header *c = NULL;
+		int cfd;
+
+		if (mapping_size(h) || range_is_registered(self->start,
+							   self->end))
 			_exit(10);
-		for (p = area(h, h->rule_off), i = 0; i < rules; i++)
-			if (p[i] != (unsigned char)(i * 13 + 3))
-				_exit(11);
-		if (!range_is_registered(self->start, self->end))
+		if (jit_copy(fd, self->start, self->end, NFDE, NFRE, NULL,
+			     NULL) != -EINVAL)
+			_exit(11);
+		if (cjit_copy(fd, self->start, self->end, NFDE, NFRE, NRULE,
+			      &c, &cfd))
 			_exit(12);
-		if (jit_replace(self->start, self->end, NFDE, NFRE, NULL) !=
-		    -EINVAL)
+		if (c->flags != SFRAME_JIT_F_COMPACT || c->fde_count != 7 ||
+		    c->seq != 4 || c->rule_capacity != NRULE)
 			_exit(13);
-		if (cjit_replace(self->start, self->end, NFDE, NFRE, NRULE,
-				 NULL))
-			_exit(14);
+		for (p = area(c, c->rule_off), i = 0; i < rules; i++)
+			if (p[i] != (unsigned char)(i * 13 + 3))
+				_exit(14);
+		if (!range_is_registered(self->start, self->end))
+			_exit(15);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(7U, h->fde_count);
+	EXPECT_TRUE(range_is_registered(self->start, self->end));
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -385,21 +385,25 @@ static int mapping_games(struct corrupter *k, __u64 *s)
 	return 0;
 }
 
-/* SFRAME_REPLACE_JIT copies the garbage into a larger registry. */
+/* SFRAME_JIT_REPLACE copies the garbage into a larger registry. */
 static int replace_registry(struct corrupter *k)
 {
 	struct jit_registry *r = &k->c->reg;
 	struct sframe_jit_header *old = r->hdr, *hdr = NULL;
 	size_t old_size = r->map_size;
-	int ret;
+	int ret, fd = -1;
 
-	ret = jit_replace(r->text_start, r->text_end, 2 * r->fde_capacity,
-			  2 * r->fre_capacity, &hdr);
+	ret = jit_replace_counted(r->fd, r->text_start, r->text_end,
+				  2 * r->fde_capacity, 2 * r->fre_capacity,
+				  &hdr, &fd);
 	if (ret)
 		return ret;
-	ret = jit_registry_move(r, hdr);
-	if (ret)
+	ret = jit_registry_move(r, hdr, fd);
+	if (ret) {
+		munmap(hdr, hdr->map_size);
+		close(fd);
 		return ret;
+	}
 	k->replaced++;
 	return munmap(old, old_size) ? -errno : 0;
 }
@@ -447,7 +451,7 @@ static void *corrupter_main(void *arg)
 		int ret = corrupt_once(k, &s);
 
 		if (ret) {
-			k->error_what = "mprotect, madvise or SFRAME_REPLACE_JIT";
+			k->error_what = "mprotect, madvise or SFRAME_JIT_REPLACE";
 			__atomic_store_n(&k->error, ret, __ATOMIC_RELEASE);
 			break;
 		}

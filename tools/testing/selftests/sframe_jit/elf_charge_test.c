@@ -10,7 +10,7 @@
  * fails there, so a registration that succeeds charged nothing.  This program carries a PT_GNU_SFRAME segment, registered
  * at its exec while the limit was not yet lowered; a process that
  * execs it again finds out with EXEC_CHECK whether binfmt_elf
- * registered its section (SFRAME_REGISTER_ELF of it then fails with
+ * registered its section (sframe_register(2) of it then fails with
  * EEXIST) or could not for want of room (it fails with ENOMEM).
  */
 #include "sframe_test.h"
@@ -96,6 +96,7 @@ static int self_copy_fd(void)
 static int exec_child(const char *path, uid_t uid, char *arena,
 		      unsigned int nfre)
 {
+	struct sframe_jit_header *h;
 	pid_t pid = fork();
 	int status;
 
@@ -104,9 +105,10 @@ static int exec_child(const char *path, uid_t uid, char *arena,
 	if (pid == 0) {
 		if (uid && setuid(uid))
 			_exit(EXEC_FAILED);
+		/* Mapped: the mapping alone keeps it until the exec. */
 		if (nfre && jit_register((unsigned long)arena,
 					 (unsigned long)arena + page_size(),
-					 1, nfre, NULL))
+					 1, nfre, &h))
 			_exit(EXEC_OTHER);
 		execl(path, "elf_charge_test", EXEC_CHECK, (char *)NULL);
 		_exit(EXEC_FAILED);
@@ -260,7 +262,7 @@ TEST_F(elf_charge, a_changed_byte_is_not_shared)
 	ret = map_file_section(&self->me, &c);
 	ASSERT_EQ(0, ret) TH_LOG("%s", strerror(-ret));
 	EXPECT_EQ(0, copy_elf_register(&c));
-	EXPECT_EQ(0, range_unregister(c.text_start, c.text_end));
+	EXPECT_EQ(0, copy_elf_unregister(&c));
 	c.sframe[c.sframe_size - 1] ^= 1;
 	EXPECT_EQ(-ENOMEM, copy_elf_register(&c));
 	EXPECT_FALSE(range_is_registered(c.text_start, c.text_end));
@@ -345,7 +347,7 @@ static long sec_min_limit(unsigned char *sec, unsigned int nr,
 			continue;
 		}
 		if (!ret)
-			ret = range_unregister(c->text_start, c->text_start + nr);
+			ret = elf_unregister((unsigned long)sec);
 		if (ret)
 			return ret;
 		hi = mid;
@@ -474,8 +476,6 @@ TEST_F(elf_charge, exec_no_longer_counts_the_old_images_registry)
 				  (unsigned long)arena + page_size(), 1,
 				  1U << 14, &h));
 	pages = h->map_size / 4096;
-	ASSERT_EQ(0, range_unregister((unsigned long)arena,
-				      (unsigned long)arena + page_size()));
 	ASSERT_EQ(0, munmap(h, h->map_size));
 
 	limit = exec_min_limit(path);

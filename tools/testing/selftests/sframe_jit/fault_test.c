@@ -157,27 +157,21 @@ static int elf_add(struct _test_data_fault *self)
 
 static int elf_remove(struct _test_data_fault *self)
 {
-	return range_unregister((unsigned long)self->text,
-				(unsigned long)self->text + page_size());
+	return elf_unregister((unsigned long)self->sec);
 }
 
 /*
  * Is the JIT range free?  Found by registering it, which is undone:
- * range_is_registered() would leave a free range registered.
+ * jit_register() without a mapping closes the registry's descriptor,
+ * which unregisters it.
  */
 static bool jit_range_free(struct _test_data_fault *self)
 {
-	struct sframe_jit_header *h;
-
-	if (jit_register(self->start, self->end, 1, 1, &h))
-		return false;
-	range_unregister(self->start, self->end);
-	munmap(h, h->map_size);
-	return true;
+	return jit_register(self->start, self->end, 1, 1, NULL) == 0;
 }
 
 /*
- * SFRAME_REGISTER_ELF: registered, or ENOMEM and not registered; a
+ * sframe_register(2): registered, or ENOMEM and not registered; a
  * failed call's copy is gone (kmemleak), a registered one removable.
  */
 TEST_F(fault, elf_registration_fails_whole_at_every_allocation)
@@ -203,12 +197,13 @@ TEST_F(fault, elf_registration_fails_whole_at_every_allocation)
 }
 
 /*
- * SFRAME_REGISTER_JIT: mapped and registered, or ENOMEM with neither;
- * SFRAME_REPLACE_JIT then: the new registry or the old one, never none.
+ * sframe_jit_open(2) and the mmap() of its file: mapped and registered,
+ * or ENOMEM with neither (the helper closes the descriptor of a
+ * registry it could not map, which unregisters it).
  */
-TEST_F(fault, jit_registration_and_replacement_fail_whole)
+TEST_F(fault, jit_open_and_map_fail_whole)
 {
-	struct sframe_jit_header *h, *n;
+	struct sframe_jit_header *h;
 	unsigned int nth;
 	bool more = true;
 	int ret;
@@ -222,41 +217,99 @@ TEST_F(fault, jit_registration_and_replacement_fail_whole)
 			ASSERT_TRUE(jit_range_free(self));
 			continue;
 		}
+		ASSERT_TRUE(range_is_registered(self->start, self->end));
 		ASSERT_EQ(0, munmap(h, h->map_size));
 		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
-	}
-	ASSERT_FALSE(more);
-
-	more = true;
-	for (nth = 1; more && nth <= MAX_NTH; nth++) {
-		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
-		fail_nth_set(nth);
-		ret = jit_replace(self->start, self->end, 64, 64, &n);
-		more = fail_nth_fired();
-		ASSERT_TRUE(range_is_registered(self->start, self->end));
-		if (ret) {
-			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
-			n = NULL;
-		}
-		ASSERT_EQ(0, range_unregister(self->start, self->end));
-		ASSERT_EQ(0, munmap(h, h->map_size));
-		if (n)
-			ASSERT_EQ(0, munmap(n, n->map_size));
 	}
 	ASSERT_FALSE(more);
 }
 
 /*
- * Removal cannot fail: SFRAME_UNREGISTER and the munmap() of a registry
- * take the entry out of the index whatever allocation fails, and the
- * range is free again.  Were an entry left in the index, freed, the next
- * lookup of the range would read it (KASAN).
+ * SFRAME_JIT_REPLACE: the new registry or the old one is registered,
+ * never none.  Only the call is under fail-nth: a new registry left
+ * unmapped and closed would be unregistered by design.
+ */
+TEST_F(fault, jit_replacement_fails_whole)
+{
+	struct sframe_jit_header *h;
+	int ret, fd, nfd;
+	unsigned int nth;
+	bool more = true;
+
+	for (nth = 1; more && nth <= MAX_NTH; nth++) {
+		ASSERT_EQ(0, jit_register_fd(self->start, self->end, 16, 16,
+					     &h, &fd));
+		nfd = -1;
+		fail_nth_set(nth);
+		ret = jit_replace(fd, self->start, self->end, 64, 64, NULL,
+				  &nfd);
+		more = fail_nth_fired();
+		ASSERT_TRUE(range_is_registered(self->start, self->end));
+		if (ret)
+			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
+		/* The old mapping unregisters only what it still holds. */
+		ASSERT_EQ(0, munmap(h, h->map_size));
+		EXPECT_EQ(ret == 0, range_is_registered(self->start,
+							self->end))
+			TH_LOG("allocation %u", nth);
+		if (nfd >= 0)
+			close(nfd);
+		close(fd);
+		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
+	}
+	ASSERT_FALSE(more);
+}
+
+/*
+ * SFRAME_JIT_COPY from a registry no longer registered (unmapped, its
+ * descriptor kept, as a forked child's inherited one is): a registered
+ * copy with the source's count, or ENOMEM and the range free.
+ */
+TEST_F(fault, jit_copy_fails_whole)
+{
+	struct sframe_jit_header *src, *h;
+	unsigned int nth;
+	bool more = true;
+	int ret, fd, cfd;
+
+	ASSERT_EQ(0, jit_register_fd(self->start, self->end, 16, 32, &src,
+				     &fd));
+	jit_fill(src, self->start, 16, 1);
+	ASSERT_EQ(0, munmap(src, src->map_size));
+	for (nth = 1; more && nth <= MAX_NTH; nth++) {
+		cfd = -1;
+		fail_nth_set(nth);
+		ret = jit_copy(fd, self->start, self->end, 16, 32, NULL, &cfd);
+		more = fail_nth_fired();
+		if (ret) {
+			ASSERT_EQ(-ENOMEM, ret) TH_LOG("allocation %u", nth);
+			ASSERT_TRUE(jit_range_free(self));
+			continue;
+		}
+		ASSERT_TRUE(range_is_registered(self->start, self->end));
+		ASSERT_EQ(0, jit_map(cfd, &h));
+		EXPECT_EQ(16U, h->fde_count);
+		ASSERT_EQ(0, munmap(h, h->map_size));
+		close(cfd);
+		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
+	}
+	ASSERT_FALSE(more);
+	close(fd);
+}
+
+/*
+ * Removal cannot fail: sframe_unregister(2), the munmap() of a registry
+ * and the close() of a registry never mapped take the entry out of the
+ * index whatever allocation fails, and the range is free again.  Were
+ * an entry left in the index, freed, the next lookup of the range would
+ * read it (KASAN).
  */
 TEST_F(fault, removal_cannot_fail_at_any_allocation)
 {
 	struct sframe_jit_header *h;
 	unsigned int nth;
 	bool more = true;
+	int fd;
 
 	for (nth = 1; more && nth <= MAX_NTH; nth++) {
 		ASSERT_EQ(0, elf_add(self));
@@ -269,36 +322,44 @@ TEST_F(fault, removal_cannot_fail_at_any_allocation)
 		more |= fail_nth_fired();
 		ASSERT_EQ(-ENOENT, elf_remove(self));
 		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
+
+		ASSERT_EQ(0, jit_register_fd(self->start, self->end, 16, 16,
+					     NULL, &fd));
+		fail_nth_set(nth);
+		ASSERT_EQ(0, close(fd));
+		more |= fail_nth_fired();
+		ASSERT_TRUE(jit_range_free(self)) TH_LOG("allocation %u", nth);
 	}
 	ASSERT_FALSE(more);
 }
 
 /*
  * With every allocation failing, not once but each time it is tried:
- * SFRAME_UNREGISTER still removes the entry, and munmap() of a registry
- * removes its registration if it unmaps it at all (it may itself fail
- * with ENOMEM, leaving both as they were).
+ * sframe_unregister(2) still removes the entry, close() of a registry
+ * never mapped unregisters it, and munmap() of a registry removes its
+ * registration if it unmaps it at all (it may itself fail with ENOMEM,
+ * leaving both as they were).
  */
 TEST_F(fault, removal_succeeds_when_every_allocation_fails)
 {
 	struct sframe_jit_header *h;
-	int ret, i;
+	int ret, i, fd;
 
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, elf_add(self));
-		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
 		all_fail(self, true);
 		ret = elf_remove(self);
 		all_fail(self, false);
 		ASSERT_EQ(0, ret);
 		ASSERT_EQ(-ENOENT, elf_remove(self));
 
+		ASSERT_EQ(0, jit_register_fd(self->start, self->end, 16, 16,
+					     NULL, &fd));
 		all_fail(self, true);
-		ret = range_unregister(self->start, self->end);
+		ret = close(fd) ? -errno : 0;
 		all_fail(self, false);
 		ASSERT_EQ(0, ret);
 		ASSERT_TRUE(jit_range_free(self));
-		ASSERT_EQ(0, munmap(h, h->map_size));
 
 		ASSERT_EQ(0, jit_register(self->start, self->end, 16, 16, &h));
 		all_fail(self, true);
@@ -314,11 +375,23 @@ TEST_F(fault, removal_succeeds_when_every_allocation_fails)
 	}
 }
 
+/* In a forked child: its ELF registration, no JIT one, no registry. */
+static int child_inherited_elf_only(struct _test_data_fault *self,
+				    const void *hdr)
+{
+	if (elf_add(self) != -EEXIST)
+		return 1;
+	if (mapping_size(hdr))
+		return 2;
+	return jit_range_free(self) ? 0 : 3;
+}
+
 /*
- * fork() with registrations: the child gets them all, or fork fails with
- * ENOMEM and the parent's stay as they were.
+ * fork() with registrations: the child gets the ELF ones and no JIT
+ * registry (its mapping is VM_DONTCOPY), or fork fails with ENOMEM and
+ * the parent's stay as they were.
  */
-TEST_F(fault, fork_copies_registrations_or_fails_whole)
+TEST_F(fault, fork_copies_elf_registrations_or_fails_whole)
 {
 	struct sframe_jit_header *h;
 	unsigned int nth;
@@ -332,9 +405,7 @@ TEST_F(fault, fork_copies_registrations_or_fails_whole)
 		pid = fork();
 		if (!pid) {
 			sysctl_write(FAIL_NTH, "0");
-			_exit(elf_add(self) == -EEXIST &&
-			      range_is_registered(self->start, self->end) ?
-			      0 : 1);
+			_exit(child_inherited_elf_only(self, h));
 		}
 		more = fail_nth_fired();
 		if (pid < 0) {

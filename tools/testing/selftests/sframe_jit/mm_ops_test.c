@@ -47,7 +47,7 @@
 enum target_kind {
 	REGISTRY,	/* a JIT registry's mapping */
 	JIT_TEXT,	/* the text mapping of a range a JIT registered */
-	ELF_TEXT,	/* text registered with SFRAME_REGISTER_ELF */
+	ELF_TEXT,	/* text registered with sframe_register(2) */
 };
 
 /* What the operations act on, and what must hold after them. */
@@ -214,7 +214,8 @@ static void expect_kernel_reads_it(struct __test_metadata *_metadata,
 	size_t fdes = (size_t)REG_FDES * sizeof(struct sframe_jit_fde);
 	size_t fres = (size_t)REG_FRES * sizeof(struct sframe_jit_fre);
 
-	ASSERT_EQ(0, jit_replace(t->start, t->end, REG_FDES, REG_FRES, &new));
+	ASSERT_EQ(0, jit_replace(t->reg.fd, t->start, t->end, REG_FDES,
+				 REG_FRES, &new, NULL));
 	ASSERT_EQ(t->fde_off, new->fde_off);
 	ASSERT_EQ(t->fre_off, new->fre_off);
 	EXPECT_EQ(0U, pattern_wrong((char *)new + t->fde_off, t->fde_off,
@@ -232,7 +233,7 @@ static void expect_range_registered(struct __test_metadata *_metadata,
 static void expect_range_unregistered(struct __test_metadata *_metadata,
 				      const struct target *t)
 {
-	EXPECT_EQ(-ENOENT, range_unregister(t->start, t->end));
+	EXPECT_FALSE(range_is_registered(t->start, t->end));
 }
 
 /* The operation left the registration, the mapping and its contents. */
@@ -263,11 +264,17 @@ static long vm_pin_settles_at(long want)
 	return kb;
 }
 
-/* The registry's mapping went, and with it the registration. */
+/*
+ * The registry's mapping went, and with it the registration; with its
+ * descriptor closed too, the charge.
+ */
 static void expect_gone(struct __test_metadata *_metadata, struct target *t)
 {
-	EXPECT_EQ(-ENOENT, range_unregister(t->start, t->end));
+	EXPECT_FALSE(range_is_registered(t->start, t->end));
 	EXPECT_NE(0, strcmp("anon_inode:[sframe_jit]", maps_name(t->addr)));
+	EXPECT_EQ(0, fdinfo_field(t->reg.fd, "registered"));
+	close(t->reg.fd);
+	t->reg.fd = -1;
 	EXPECT_EQ(t->vm_pin - (long)(t->size >> 10),
 		  vm_pin_settles_at(t->vm_pin - (long)(t->size >> 10)));
 }
@@ -507,7 +514,7 @@ FIXTURE_VARIANT_ADD(op, mremap_to_shrink) {
 
 FIXTURE_VARIANT_ADD(op, mremap_to_move) {
 	.op = op_mremap_move,
-	.reg_ret = -EINVAL,
+	.reg_ret = -EBUSY,
 	.text_ret = 0,
 };
 
@@ -677,9 +684,10 @@ FIXTURE_VARIANT_ADD(op, msync_sync) {
 	.text_ret = 0,
 };
 
+/* The registry is mapped once: another mapping of its file is EBUSY. */
 FIXTURE_VARIANT_ADD(op, remap_file_pages) {
 	.op = op_remap_file_pages,
-	.reg_ret = -EINVAL,
+	.reg_ret = -EBUSY,
 	.text_ret = -EINVAL,
 };
 
@@ -729,21 +737,25 @@ static bool is_registry(const struct target *t)
 	return t->kind == REGISTRY;
 }
 
-/* In a child: the range is registered and the pattern is in place. */
+/*
+ * In a child: an ELF registration is inherited, a JIT one is not, and
+ * the registry's mapping (VM_DONTCOPY) is not there; the text keeps its
+ * contents.  Nothing is charged to the child.
+ */
 static void child_expect_inherited(const struct target *t)
 {
-	CHILD_EXPECT(range_is_registered(t->start, t->end));
+	CHILD_EXPECT(range_is_registered(t->start, t->end) ==
+		     (t->kind == ELF_TEXT));
+	CHILD_EXPECT(vm_pin_kb() == 0);
+	if (is_registry(t)) {
+		CHILD_EXPECT(!mapping_size(t->addr));
+		return;
+	}
 	CHILD_EXPECT(!pattern_wrong(data_of(t), page_size(),
 				    page_size() + data_size()));
-	if (is_registry(t)) {
-		CHILD_EXPECT(!strcmp(maps_name(t->addr),
-				     "anon_inode:[sframe_jit]"));
-		/* The child's copy is charged to the child. */
-		CHILD_EXPECT(vm_pin_kb() == t->vm_pin);
-	}
 }
 
-TEST_F(target, fork_gives_the_child_the_registration_and_contents)
+TEST_F(target, fork_gives_the_child_elf_registrations_only)
 {
 	pid_t pid = fork();
 
@@ -784,6 +796,7 @@ TEST_F(target, vfork_child_that_execs_changes_nothing)
 struct vm_child {
 	struct target *t;
 	__u64 probe_start;
+	struct sframe_jit_header *hdr;
 	int ret;
 };
 
@@ -794,8 +807,9 @@ static int vm_child_fn(void *arg)
 	struct vm_child *c = arg;
 
 	*(__u64 *)data_of(c->t) = CHILD_WORD;
+	/* Mapped: the child's descriptors go with it, its mappings stay. */
 	c->ret = jit_register(c->probe_start, c->probe_start + page_size(),
-			      1, 1, NULL);
+			      1, 1, &c->hdr);
 	return 0;
 }
 
@@ -823,11 +837,10 @@ TEST_F(target, clone_vm_child_shares_the_mm_and_its_exit_drops_nothing)
 	EXPECT_EQ(CHILD_WORD, *(__u64 *)data_of(t));
 	EXPECT_TRUE(range_is_registered(c.probe_start,
 					c.probe_start + page_size()));
-	EXPECT_EQ(0, range_unregister(c.probe_start,
-				      c.probe_start + page_size()));
+	ASSERT_EQ(0, munmap(c.hdr, c.hdr->map_size));
+	EXPECT_FALSE(range_is_registered(c.probe_start,
+					 c.probe_start + page_size()));
 	memcpy(data_of(t), &saved, sizeof(saved));
-	/* The child's registry is mapped still; only VmPin counts it. */
-	t->vm_pin = vm_pin_kb();
 	expect_kept(_metadata, t);
 	free(stack);
 }
@@ -997,13 +1010,18 @@ TEST_F(target, ptrace_peekdata_and_pokedata_reach_a_tracee_copy)
 	pid_t pid;
 
 	memcpy(&want, data_of(t), sizeof(want));
+	/* A registry reaches a child only so, its pages shared. */
+	if (is_registry(t))
+		ASSERT_EQ(0, madvise(t->addr, t->size, MADV_DOFORK));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		CHILD_EXPECT(ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0);
 		raise(SIGSTOP);
 		CHILD_EXPECT(*(__u64 *)data_of(t) == NEW_WORD);
-		CHILD_EXPECT(range_is_registered(t->start, t->end));
+		/* Only ELF registrations are inherited. */
+		CHILD_EXPECT(range_is_registered(t->start, t->end) ==
+			     (t->kind == ELF_TEXT));
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -1016,7 +1034,13 @@ TEST_F(target, ptrace_peekdata_and_pokedata_reach_a_tracee_copy)
 			    (void *)(long)NEW_WORD));
 	EXPECT_EQ(0, ptrace(PTRACE_CONT, pid, NULL, NULL));
 	EXPECT_EQ(0, child_status(pid));
-	/* The tracee had its own copy: the tracer's is untouched. */
+	/*
+	 * Text was the tracee's own copy; a registry's pages are shared,
+	 * the write shows here, and is undone for expect_kept().
+	 */
+	EXPECT_EQ(is_registry(t) ? (__u64)NEW_WORD : want,
+		  *(__u64 *)data_of(t));
+	memcpy(data_of(t), &want, sizeof(want));
 	expect_kept(_metadata, t);
 }
 
@@ -1159,6 +1183,8 @@ TEST_F(target, io_uring_fixed_buffer_pins_its_pages_past_munmap)
 		EXPECT_EQ(0, uring_register(ring, IORING_UNREGISTER_BUFFERS,
 					    NULL, 0));
 	close(ring);
+	/* The descriptor holds the registry, and its charge, too. */
+	close(t->reg.fd);
 	if (is_registry(t))
 		EXPECT_EQ(t->vm_pin - (long)(t->size >> 10),
 			  vm_pin_settles_at(t->vm_pin - (long)(t->size >> 10)));
@@ -1254,6 +1280,9 @@ static ssize_t core_holds(struct __test_metadata *_metadata, struct target *t,
 	if (ret == -ENOENT)
 		SKIP(return -1, "no %s (CONFIG_COREDUMP)", CORE_PATTERN);
 	ASSERT_EQ(0, ret);
+	/* The crashing child has the registry's pages only with this. */
+	if (is_registry(t))
+		ASSERT_EQ(0, madvise(t->addr, t->size, MADV_DOFORK));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
@@ -1394,9 +1423,7 @@ TEST_F(target, maps_and_smaps_describe_it)
 	EXPECT_EQ(reg, smaps_flag(t->addr, "sh"));
 	EXPECT_EQ(reg, smaps_flag(t->addr, "de"));
 	EXPECT_FALSE(reg && smaps_flag(t->addr, "me"));
-	EXPECT_FALSE(smaps_flag(t->addr, "dc"));
-	/* An unregistered registry is not inherited: VM_DONTCOPY. */
-	EXPECT_EQ(0, range_unregister(t->start, t->end));
+	/* A registry is never inherited: VM_DONTCOPY. */
 	EXPECT_EQ(reg, smaps_flag(t->addr, "dc"));
 }
 
@@ -1472,20 +1499,34 @@ TEST_F(registry, madv_dodump_cannot_undo_madv_dontdump)
 	expect_kept(_metadata, t);
 }
 
-TEST_F(registry, madv_dofork_after_madv_dontfork_hands_it_to_a_child)
+/*
+ * MADV_DOFORK clears VM_DONTCOPY: the child gets the mapping, the same
+ * pages, but neither the registration nor a charge.
+ */
+TEST_F(registry, madv_dofork_after_madv_dontfork_hands_its_pages_to_a_child)
 {
 	struct target *t = &self->t;
 	pid_t pid;
 
 	ASSERT_EQ(0, madvise(t->addr, t->size, MADV_DONTFORK));
 	ASSERT_EQ(0, madvise(t->addr, t->size, MADV_DOFORK));
+	EXPECT_FALSE(smaps_flag(t->addr, "dc"));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		child_expect_inherited(t);
+		CHILD_EXPECT(!strcmp(maps_name(t->addr),
+				     "anon_inode:[sframe_jit]"));
+		CHILD_EXPECT(!pattern_wrong(data_of(t), page_size(),
+					    page_size() + data_size()));
+		CHILD_EXPECT(!range_is_registered(t->start, t->end));
+		CHILD_EXPECT(vm_pin_kb() == 0);
+		/* Shared: the parent sees this. */
+		data_of(t)[0] = ~pat(page_size());
 		_exit(0);
 	}
 	EXPECT_EQ(0, child_status(pid));
+	EXPECT_EQ((char)~pat(page_size()), data_of(t)[0]);
+	data_of(t)[0] = pat(page_size());
 	expect_kept(_metadata, t);
 }
 
@@ -1497,15 +1538,26 @@ TEST_F(registry, prot_none_is_still_read_by_the_kernel)
 	expect_kernel_reads_it(_metadata, t);
 }
 
-TEST_F(registry, sealed_can_be_unregistered_and_stays_mapped)
+/*
+ * A sealed registry cannot be unmapped, which would unregister it, but
+ * it can be replaced: it stays mapped, no longer read, and the range
+ * is the new registry's until that one is unmapped.
+ */
+TEST_F(registry, sealed_can_be_replaced_and_stays_mapped)
 {
 	struct target *t = &self->t;
+	struct sframe_jit_header *new;
 
 	ASSERT_EQ(0, op_mseal(t, 0));
 	EXPECT_EQ(-EPERM, mprotect_err(t->addr, t->size, PROT_READ));
-	EXPECT_EQ(0, range_unregister(t->start, t->end));
+	EXPECT_EQ(-EPERM, munmap_err(t->addr, t->size));
+	ASSERT_EQ(0, jit_replace(t->reg.fd, t->start, t->end, REG_FDES,
+				 REG_FRES, &new, NULL));
+	EXPECT_EQ(0, fdinfo_field(t->reg.fd, "registered"));
 	EXPECT_EQ(t->size, mapping_size(t->addr));
 	EXPECT_EQ(0U, pattern_wrong(data_of(t), page_size(), t->size));
+	EXPECT_TRUE(range_is_registered(t->start, t->end));
+	ASSERT_EQ(0, munmap(new, new->map_size));
 	EXPECT_EQ(0, jit_register(t->start, t->end, 1, 1, NULL));
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Random sequences of the operations of the mm that mm_ops_test.c tries
- * one at a time, and of sframe_register(2)'s own (register, replace,
- * unregister, and appending to a registry), on JIT registries and their
+ * one at a time, and of sframe_jit_open(2)'s own (open, replace, close,
+ * and appending to a registry), on JIT registries and their
  * code ranges: from several threads, from forked children (which may
  * exec from a thread, or dump core), from vfork()ed and CLONE_VM
  * children, while perf samples every worker with the SFrame unwinder and
@@ -89,7 +89,7 @@ static int err_of(long ret)
 enum slot_state {
 	SLOT_FREE,	/* range not registered, no registry mapped */
 	SLOT_LIVE,	/* registered, its registry mapped */
-	SLOT_ORPHAN,	/* unregistered, its registry still mapped */
+	SLOT_SHARED,	/* in a child: the parent's registry, MADV_DOFORK */
 	SLOT_SEALED,	/* mseal()ed in a child: left alone until it exits */
 };
 
@@ -99,8 +99,9 @@ struct slot {
 	size_t size;
 	__u32 nfde, nfre;
 	__u32 published;	/* descriptors appended */
+	int fd;			/* a live registry's file, or -1 if closed */
 	enum slot_state state;
-	bool dontfork;		/* MADV_DONTFORK, not undone */
+	bool dontfork;		/* VM_DONTCOPY: till MADV_DOFORK */
 	bool text;		/* a text mapping covers the range */
 };
 
@@ -122,11 +123,14 @@ static void slot_forget(struct slot *s)
 	s->published = 0;
 	s->state = SLOT_FREE;
 	s->dontfork = false;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
 }
 
 static bool mapped(const struct slot *s)
 {
-	return s->state == SLOT_LIVE || s->state == SLOT_ORPHAN;
+	return s->state == SLOT_LIVE || s->state == SLOT_SHARED;
 }
 
 /* The published descriptors are those appended, in place. */
@@ -150,11 +154,13 @@ static void op_register(struct worker *w, struct slot *s)
 		return;
 	s->nfde = 1 + rnd(&w->seed) % 64;
 	s->nfre = 2 * s->nfde + rnd(&w->seed) % 64;
-	ret = jit_register(s->start, s->end, s->nfde, s->nfre, &s->h);
-	if (!check("SFRAME_REGISTER_JIT", 0, ret))
+	ret = jit_register_fd(s->start, s->end, s->nfde, s->nfre, &s->h,
+			      &s->fd);
+	if (!check("sframe_jit_open", 0, ret))
 		return;
 	s->size = s->h->map_size;
 	s->state = SLOT_LIVE;
+	s->dontfork = true;
 }
 
 /* Append one function the way a JIT does: rows, descriptor, count. */
@@ -163,7 +169,8 @@ static void op_append(struct worker *w, struct slot *s)
 	struct sframe_jit_fde *fde;
 	__u32 i = s->published;
 
-	if (!mapped(s) || i >= s->nfde || 2 * i + 2 > s->nfre)
+	/* Not the parent's pages: its worker counts what it appended. */
+	if (s->state != SLOT_LIVE || i >= s->nfde || 2 * i + 2 > s->nfre)
 		return;
 	*jit_fre(s->h, 2 * i) = (struct sframe_jit_fre) {
 		.cfa_off = 8, .ra_off = -8, .cfa_base = SFRAME_JIT_CFA_SP,
@@ -186,40 +193,45 @@ static void op_replace(struct worker *w, struct slot *s)
 	struct sframe_jit_header *h = NULL;
 	__u32 nfde = s->nfde + rnd(&w->seed) % 8;
 	__u32 nfre = s->nfre + rnd(&w->seed) % 16;
-	int ret;
+	int ret, fd = -1;
 
-	if (s->state != SLOT_LIVE)
+	/* REPLACE names the old registry by its descriptor. */
+	if (s->state != SLOT_LIVE || s->fd < 0)
 		return;
-	ret = jit_replace(s->start, s->end, nfde, nfre, &h);
-	if (!check("SFRAME_REPLACE_JIT", 0, ret))
+	ret = jit_replace(s->fd, s->start, s->end, nfde, nfre, &h, &fd);
+	if (!check("SFRAME_JIT_REPLACE", 0, ret))
 		return;
 	check("fde_count carried over", s->published, h->fde_count);
 	check("munmap of the replaced registry", 0, munmap_err(s->h, s->size));
+	close(s->fd);
+	s->fd = fd;
 	s->h = h;
 	s->size = h->map_size;
 	s->nfde = nfde;
 	s->nfre = nfre;
-	s->dontfork = false;
+	s->dontfork = true;
 }
 
-static void op_unregister(struct worker *w, struct slot *s)
+/* The mapping holds a registry whose descriptor is closed. */
+static void op_close(struct worker *w, struct slot *s)
 {
-	if (s->state == SLOT_LIVE) {
-		if (check("SFRAME_UNREGISTER", 0,
-			  range_unregister(s->start, s->end)))
-			s->state = SLOT_ORPHAN;
+	if (s->state != SLOT_LIVE || s->fd < 0)
 		return;
-	}
-	if (s->state != SLOT_SEALED)
-		check("SFRAME_UNREGISTER of an unregistered range", -ENOENT,
-		      range_unregister(s->start, s->end));
+	check("registered, in fdinfo", 1, fdinfo_field(s->fd, "registered"));
+	check("close", 0, err_of(close(s->fd)));
+	s->fd = -1;
+	check("registered with its descriptor closed", true,
+	      range_is_registered(s->start, s->end));
 }
 
-/* The registry's mapping went: so did the registration, if it had one. */
+/*
+ * The registry's mapping went: so did the registration, if it had one
+ * (a child's mapping of its parent's registry had none).
+ */
 static void slot_unmapped(struct slot *s)
 {
-	check("range unregistered with its registry", -ENOENT,
-	      range_unregister(s->start, s->end));
+	check("range unregistered with its registry", false,
+	      range_is_registered(s->start, s->end));
 	slot_forget(s);
 }
 
@@ -363,15 +375,15 @@ static void op_lock_sync(struct worker *w, struct slot *s)
 		      err_of(msync(s->h, s->size, MS_SYNC)));
 		break;
 	default:
-		if (check("remap_file_pages", -EINVAL,
+		/* Mapped already; in a child, not its registry at all. */
+		if (check("remap_file_pages",
+			  s->state == SLOT_SHARED ? -EACCES : -EBUSY,
 			  err_of(syscall(__NR_remap_file_pages, s->h, s->size,
 					 0, 0, 0))))
 			break;
 		/* A kernel that let it through may have unmapped it: resync. */
-		if (mapping_size(s->h) != s->size) {
-			range_unregister(s->start, s->end);
+		if (mapping_size(s->h) != s->size)
 			slot_forget(s);
-		}
 		break;
 	}
 }
@@ -550,7 +562,7 @@ typedef void (*slot_op)(struct worker *w, struct slot *s);
 
 static const slot_op slot_ops[] = {
 	op_register, op_register, op_append, op_append, op_replace,
-	op_unregister, op_munmap, op_mmap_fixed, op_mremap, op_mprotect,
+	op_close, op_munmap, op_mmap_fixed, op_mremap, op_mprotect,
 	op_madvise, op_madvise, op_lock_sync, op_access, op_vmsplice,
 	op_io_uring, op_userfaultfd, op_text, op_contents, op_smaps,
 	op_mseal,
@@ -571,9 +583,11 @@ static void slot_step(struct worker *w)
 static bool core_dumps;		/* core_pattern points at CORE_DIR */
 
 /*
- * A forked child's view of the slots: what fork gave it.  Registered
- * registries come along, registered; unregistered ones and those marked
- * MADV_DONTFORK do not, nor their registrations.
+ * A forked child's view of the slots: what fork gave it.  No JIT
+ * registration comes along, and no registry mapping (VM_DONTCOPY)
+ * unless MADV_DOFORK cleared that: then the child shares the parent's
+ * pages, unregistered.  The inherited descriptors are closed here,
+ * which leaves the parent's registries as they were.
  */
 static void child_adopt(struct worker *w)
 {
@@ -583,8 +597,20 @@ static void child_adopt(struct worker *w)
 	for (i = 0; i < SLOTS; i++) {
 		struct slot *s = &w->slot[i];
 
-		if (s->state == SLOT_ORPHAN || s->dontfork)
+		if (s->state != SLOT_LIVE)
+			continue;
+		if (s->dontfork) {
+			check("no mapping of the registry in the child", 0,
+			      mapping_size(s->h));
 			slot_forget(s);
+			continue;
+		}
+		if (s->fd >= 0)
+			close(s->fd);
+		s->fd = -1;
+		s->state = SLOT_SHARED;
+		check("the parent's range unregistered in the child", false,
+		      range_is_registered(s->start, s->end));
 	}
 }
 
@@ -693,16 +719,24 @@ static int clone_vm_fn(void *arg)
 	return 0;
 }
 
+/*
+ * With CLONE_FILES too: the slots' descriptors must be the same files in
+ * both.  mm_ops_test tries CLONE_VM alone.
+ */
 static void proc_clone_vm(struct worker *w)
 {
 	pid_t pid;
 
-	pid = clone(clone_vm_fn, w->stack + CLONE_STACK, CLONE_VM | SIGCHLD, w);
+	pid = clone(clone_vm_fn, w->stack + CLONE_STACK,
+		    CLONE_VM | CLONE_FILES | SIGCHLD, w);
 	if (check("clone(CLONE_VM)", true, pid > 0))
 		reap(pid, false);
 }
 
-/* PEEKDATA and POKEDATA on a registry in a stopped child. */
+/*
+ * PEEKDATA and POKEDATA on a registry in a stopped child: one the parent
+ * handed down with MADV_DOFORK, so the pages, and the write, are shared.
+ */
 static void proc_ptrace(struct worker *w)
 {
 	struct slot *s = &w->slot[rnd(&w->seed) % SLOTS];
@@ -735,6 +769,9 @@ static void proc_ptrace(struct worker *w)
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 	}
 	reap(pid, false);
+	check("POKEDATA in the shared page", (__u32)~SFRAME_JIT_MAGIC,
+	      __atomic_load_n(magic, __ATOMIC_RELAXED));
+	__atomic_store_n(magic, SFRAME_JIT_MAGIC, __ATOMIC_RELAXED);
 }
 
 static void proc_step(struct worker *w)
@@ -791,11 +828,12 @@ static void worker_finish(struct worker *w)
 	for (i = 0; i < SLOTS; i++) {
 		struct slot *s = &w->slot[i];
 
-		check("SFRAME_UNREGISTER at the end",
-		      s->state == SLOT_LIVE ? 0 : -ENOENT,
-		      range_unregister(s->start, s->end));
+		check("registration at the end",
+		      s->state == SLOT_LIVE ? -EEXIST : 0,
+		      jit_register(s->start, s->end, 1, 1, NULL));
 		if (mapped(s))
 			check("munmap at the end", 0, munmap_err(s->h, s->size));
+		slot_forget(s);
 	}
 }
 
@@ -954,6 +992,7 @@ FIXTURE_SETUP(mm_stress)
 			s->start = (unsigned long)arena +
 				   (i * SLOTS + k) * TEXT_PAGES * page_size();
 			s->end = s->start + TEXT_PAGES * page_size();
+			s->fd = -1;
 		}
 	}
 	self->libc = libc_registry(&self->libc_start, &self->libc_end);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sframe_register(2): the argument ABI, the JIT registry mapping and its
- * header, replacement, unregistration, the limits, and each error every
- * operation returns.  After each failing call the test checks that the
+ * sframe_jit_open(2) and sframe_register(2): the argument ABI, the JIT
+ * registry mapping and its header, replacement and copy, the limits,
+ * and each error every call returns.  After each failing call the test checks that the
  * call changed nothing: a range a failed registration named can still be
  * registered, and a registration a failed call named is still there
  * (registering its range again gives EEXIST).
@@ -23,56 +23,41 @@
 #define REG_FRES	512U
 
 /*
- * The argument structure, for each operation: the size rules of
- * copy_struct_from_user(), bad pointers and flags.  Every case ends with
- * a call that must succeed, which shows that the failed ones left the
- * state alone.
+ * struct sframe_jit_args, for each use of sframe_jit_open(2): the size
+ * rules of copy_struct_from_user(), bad pointers and flags.  Every case
+ * ends with a call that must succeed, which shows that the failed ones
+ * left the state alone.  A new registry's descriptor is left open: its
+ * registration lasts the test.
  */
 FIXTURE(abi) {
 	char *arena;
 	__u64 free_start, free_end;	/* a range nobody registered */
 	__u64 reg_start, reg_end;	/* a registered JIT range */
-	struct self_sframe me;
-	struct sframe_copy copy;
+	int reg_fd;			/* its registry, never mapped */
+	__u64 copy_start, copy_end;	/* a range no longer registered */
+	int copy_fd;			/* its registry, unmapped */
 	char *buf;			/* two pages for the arguments */
 };
 
 FIXTURE_VARIANT(abi) {
-	unsigned int op;
-	size_t ver0;
-	size_t size;
-	size_t flags_off;	/* 0: the structure has no flags */
+	__u32 flags;		/* 0, SFRAME_JIT_REPLACE or SFRAME_JIT_COPY */
 };
 
-FIXTURE_VARIANT_ADD(abi, register_jit) {
-	.op		= SFRAME_REGISTER_JIT,
-	.ver0		= SFRAME_JIT_ARGS_SIZE_VER0,
-	.size		= sizeof(struct sframe_jit_args),
-	.flags_off	= offsetof(struct sframe_jit_args, flags),
+FIXTURE_VARIANT_ADD(abi, open) {
+	.flags		= 0,
 };
 
-FIXTURE_VARIANT_ADD(abi, replace_jit) {
-	.op		= SFRAME_REPLACE_JIT,
-	.ver0		= SFRAME_JIT_ARGS_SIZE_VER0,
-	.size		= sizeof(struct sframe_jit_args),
-	.flags_off	= offsetof(struct sframe_jit_args, flags),
+FIXTURE_VARIANT_ADD(abi, replace) {
+	.flags		= SFRAME_JIT_REPLACE,
 };
 
-FIXTURE_VARIANT_ADD(abi, register_elf) {
-	.op		= SFRAME_REGISTER_ELF,
-	.ver0		= SFRAME_ELF_ARGS_SIZE_VER0,
-	.size		= sizeof(struct sframe_elf_args),
-};
-
-FIXTURE_VARIANT_ADD(abi, unregister) {
-	.op		= SFRAME_UNREGISTER,
-	.ver0		= SFRAME_UNREGISTER_ARGS_SIZE_VER0,
-	.size		= sizeof(struct sframe_unregister_args),
-	.flags_off	= offsetof(struct sframe_unregister_args, flags),
+FIXTURE_VARIANT_ADD(abi, copy) {
+	.flags		= SFRAME_JIT_COPY,
 };
 
 FIXTURE_SETUP(abi)
 {
+	struct sframe_jit_header *h;
 	size_t pg = page_size();
 
 	if (sframe_skip(_metadata))
@@ -83,16 +68,16 @@ FIXTURE_SETUP(abi)
 	self->free_end = self->free_start + pg;
 	self->reg_start = self->free_start + 2 * pg;
 	self->reg_end = self->reg_start + pg;
-	ASSERT_EQ(0, jit_register(self->reg_start, self->reg_end, 4, 8, NULL));
+	self->copy_start = self->free_start + 4 * pg;
+	self->copy_end = self->copy_start + pg;
+	ASSERT_EQ(0, jit_register_fd(self->reg_start, self->reg_end, 4, 8,
+				     NULL, &self->reg_fd));
+	ASSERT_EQ(0, jit_register_fd(self->copy_start, self->copy_end, 4, 8,
+				     &h, &self->copy_fd));
+	ASSERT_EQ(0, munmap(h, h->map_size));
 	self->buf = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->buf);
-	if (variant->op != SFRAME_REGISTER_ELF)
-		return;
-	if (!self_sframe_find(&self->me))
-		SKIP(return, NO_SFRAME_SEGMENT);
-	if (sframe_copy_make(&self->me, &self->copy, true))
-		SKIP(return, NO_SFRAME_COPY);
 }
 
 FIXTURE_TEARDOWN(abi)
@@ -103,33 +88,26 @@ FIXTURE_TEARDOWN(abi)
 static char *abi_args(FIXTURE_DATA(abi) *self,
 		      const FIXTURE_VARIANT(abi) *variant)
 {
-	struct sframe_unregister_args *unreg = (void *)self->buf;
-	struct sframe_elf_args *elf = (void *)self->buf;
 	struct sframe_jit_args *jit = (void *)self->buf;
 
 	memset(self->buf, 0, 2 * page_size());
-	switch (variant->op) {
-	case SFRAME_REGISTER_JIT:
+	jit->fde_capacity = 4;
+	jit->fre_capacity = 8;
+	jit->flags = variant->flags;
+	switch (variant->flags) {
+	case 0:
 		jit->text_start = self->free_start;
 		jit->text_end = self->free_end;
-		jit->fde_capacity = 4;
-		jit->fre_capacity = 8;
 		break;
-	case SFRAME_REPLACE_JIT:
+	case SFRAME_JIT_REPLACE:
 		jit->text_start = self->reg_start;
 		jit->text_end = self->reg_end;
-		jit->fde_capacity = 4;
-		jit->fre_capacity = 8;
+		jit->src_fd = self->reg_fd;
 		break;
-	case SFRAME_REGISTER_ELF:
-		elf->sframe_start = (unsigned long)self->copy.sframe;
-		elf->sframe_size = self->copy.sframe_size;
-		elf->text_start = self->copy.text_start;
-		elf->text_size = self->copy.text_end - self->copy.text_start;
-		break;
-	case SFRAME_UNREGISTER:
-		unreg->text_start = self->reg_start;
-		unreg->text_end = self->reg_end;
+	case SFRAME_JIT_COPY:
+		jit->text_start = self->copy_start;
+		jit->text_end = self->copy_end;
+		jit->src_fd = self->copy_fd;
 		break;
 	}
 	return self->buf;
@@ -139,19 +117,29 @@ static void abi_expect_success(struct __test_metadata *_metadata,
 			       FIXTURE_DATA(abi) *self,
 			       const FIXTURE_VARIANT(abi) *variant)
 {
-	EXPECT_LE(0, sframe_register(variant->op, abi_args(self, variant),
-				     variant->size));
+	EXPECT_LE(0, sframe_jit_open((void *)abi_args(self, variant),
+				     SFRAME_JIT_ARGS_SIZE_VER0));
+}
+
+static int abi_call(void *args, size_t size)
+{
+	return sframe_jit_open(args, size);
+}
+
+TEST_F(abi, the_first_version_is_40_bytes)
+{
+	EXPECT_EQ(40, SFRAME_JIT_ARGS_SIZE_VER0);
+	EXPECT_EQ(40U, sizeof(struct sframe_jit_args));
 }
 
 TEST_F(abi, size_below_the_first_version_is_einval)
 {
-	size_t sizes[] = { 0, 1, variant->ver0 - 8, variant->ver0 - 1 };
+	size_t ver0 = SFRAME_JIT_ARGS_SIZE_VER0;
+	size_t sizes[] = { 0, 1, 32, ver0 - 8, ver0 - 1 };
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		EXPECT_EQ(-EINVAL, sframe_register(variant->op,
-						   abi_args(self, variant),
-						   sizes[i]))
+		EXPECT_EQ(-EINVAL, abi_call(abi_args(self, variant), sizes[i]))
 			TH_LOG("size %zu", sizes[i]);
 	}
 	abi_expect_success(_metadata, self, variant);
@@ -163,9 +151,7 @@ TEST_F(abi, size_above_a_page_is_e2big)
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
-		EXPECT_EQ(-E2BIG, sframe_register(variant->op,
-						  abi_args(self, variant),
-						  sizes[i]))
+		EXPECT_EQ(-E2BIG, abi_call(abi_args(self, variant), sizes[i]))
 			TH_LOG("size %zu", sizes[i]);
 	}
 	abi_expect_success(_metadata, self, variant);
@@ -173,84 +159,121 @@ TEST_F(abi, size_above_a_page_is_e2big)
 
 TEST_F(abi, larger_struct_with_zero_tail_is_accepted)
 {
-	EXPECT_LE(0, sframe_register(variant->op, abi_args(self, variant),
-				     variant->size + 8));
+	EXPECT_LE(0, abi_call(abi_args(self, variant),
+			      sizeof(struct sframe_jit_args) + 8));
 }
 
 TEST_F(abi, page_sized_struct_with_zero_tail_is_accepted)
 {
-	EXPECT_LE(0, sframe_register(variant->op, abi_args(self, variant),
-				     page_size()));
+	EXPECT_LE(0, abi_call(abi_args(self, variant), page_size()));
 }
 
 TEST_F(abi, nonzero_byte_past_the_struct_is_e2big)
 {
+	size_t size = sizeof(struct sframe_jit_args);
 	char *args;
 
 	args = abi_args(self, variant);
-	args[variant->size + 7] = 1;
-	EXPECT_EQ(-E2BIG, sframe_register(variant->op, args,
-					  variant->size + 8));
+	args[size + 7] = 1;
+	EXPECT_EQ(-E2BIG, abi_call(args, size + 8));
 	args = abi_args(self, variant);
 	args[page_size() - 1] = 1;
-	EXPECT_EQ(-E2BIG, sframe_register(variant->op, args, page_size()));
+	EXPECT_EQ(-E2BIG, abi_call(args, page_size()));
 	abi_expect_success(_metadata, self, variant);
 }
 
 TEST_F(abi, unreadable_arguments_are_efault)
 {
-	size_t pg = page_size();
-	size_t half = variant->ver0 / 2;
+	size_t pg = page_size(), size = sizeof(struct sframe_jit_args);
+	size_t half = size / 2;
 	char *args;
 
-	EXPECT_EQ(-EFAULT, sframe_register(variant->op, NULL, variant->size));
+	EXPECT_EQ(-EFAULT, abi_call(NULL, size));
 
 	/* The second page becomes unreadable; the first half fits before. */
 	args = abi_args(self, variant);
 	memmove(args + pg - half, args, half);
 	ASSERT_EQ(0, mprotect(self->buf + pg, pg, PROT_NONE));
-	EXPECT_EQ(-EFAULT, sframe_register(variant->op, self->buf + pg,
-					   variant->size));
-	EXPECT_EQ(-EFAULT, sframe_register(variant->op, args + pg - half,
-					   variant->size));
+	EXPECT_EQ(-EFAULT, abi_call(self->buf + pg, size));
+	EXPECT_EQ(-EFAULT, abi_call(args + pg - half, size));
 
 	ASSERT_EQ(0, mprotect(self->buf + pg, pg, PROT_READ | PROT_WRITE));
 	abi_expect_success(_metadata, self, variant);
 }
 
-TEST_F(abi, nonzero_flags_are_einval)
+TEST_F(abi, unknown_flags_are_einval)
 {
-	__u64 flags[] = { 1, 1ULL << 31, 1ULL << 63 };
+	__u32 flags[] = {
+		0x10, 1U << 31, UINT32_MAX,
+		SFRAME_JIT_REPLACE | SFRAME_JIT_COPY,
+	};
+	struct sframe_jit_args *args;
 	unsigned int i;
-	char *args;
 
-	if (!variant->flags_off)
-		SKIP(return, "struct sframe_elf_args has no flags");
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
-		args = abi_args(self, variant);
-		memcpy(args + variant->flags_off, &flags[i], sizeof(flags[i]));
-		EXPECT_EQ(-EINVAL, sframe_register(variant->op, args,
-						   variant->size))
-			TH_LOG("flags %#llx", (unsigned long long)flags[i]);
+		args = (void *)abi_args(self, variant);
+		args->flags |= flags[i];
+		EXPECT_EQ(-EINVAL, abi_call(args, sizeof(*args)))
+			TH_LOG("flags %#x", args->flags);
 	}
 	abi_expect_success(_metadata, self, variant);
 }
 
-TEST_F(abi, unknown_operation_is_einval)
+TEST_F(abi, nonzero_reserved_field_is_einval)
 {
-	unsigned int ops[] = { 0, 5, 0x101, UINT32_MAX };
+	__u32 vals[] = { 1, 1U << 31, UINT32_MAX };
+	struct sframe_jit_args *args;
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(ops); i++) {
-		EXPECT_EQ(-EINVAL, sframe_register(ops[i],
-						   abi_args(self, variant),
-						   variant->size))
-			TH_LOG("op %u", ops[i]);
+	for (i = 0; i < ARRAY_SIZE(vals); i++) {
+		args = (void *)abi_args(self, variant);
+		args->__reserved = vals[i];
+		EXPECT_EQ(-EINVAL, abi_call(args, sizeof(*args)))
+			TH_LOG("__reserved %#x", vals[i]);
 	}
 	abi_expect_success(_metadata, self, variant);
 }
 
-/* SFRAME_REGISTER_JIT: the range and the capacities. */
+/*
+ * src_fd is read with SFRAME_JIT_REPLACE or SFRAME_JIT_COPY only: a
+ * descriptor that is not open is EBADF, one that is not a registry's
+ * EINVAL.  A plain open ignores it (1 stands for its new descriptor).
+ */
+static int abi_with_src(FIXTURE_DATA(abi) *self,
+			const FIXTURE_VARIANT(abi) *variant, int src_fd)
+{
+	struct sframe_jit_args *args = (void *)abi_args(self, variant);
+	int ret;
+
+	args->src_fd = src_fd;
+	ret = abi_call(args, sizeof(*args));
+	if (ret < 0)
+		return ret;
+	/* Never mapped: closing it frees the range for the next call. */
+	close(ret);
+	return 1;
+}
+
+TEST_F(abi, src_fd_that_is_not_a_registry_is_refused)
+{
+	int closed = 1000, null;
+
+	/* A number no descriptor has. */
+	ASSERT_EQ(-1, fcntl(closed, F_GETFD));
+	null = open("/dev/null", O_RDWR);
+	ASSERT_LE(0, null);
+	EXPECT_EQ(variant->flags ? -EBADF : 1,
+		  abi_with_src(self, variant, -1));
+	EXPECT_EQ(variant->flags ? -EBADF : 1,
+		  abi_with_src(self, variant, closed));
+	EXPECT_EQ(variant->flags ? -EINVAL : 1,
+		  abi_with_src(self, variant, null));
+	close(null);
+	if (variant->flags)
+		abi_expect_success(_metadata, self, variant);
+}
+
+/* sframe_jit_open(2): the range and the capacities. */
 FIXTURE(jit_args) {
 	char *arena;
 	__u64 start, end;
@@ -323,8 +346,9 @@ TEST_F(jit_args, overlapping_range_is_eexist)
 		{ e - 1, e },		/* its last byte */
 	};
 	unsigned int i;
+	int fd;
 
-	ASSERT_EQ(0, jit_register(s, e, 4, 8, NULL));
+	ASSERT_EQ(0, jit_register_fd(s, e, 4, 8, NULL, &fd));
 	for (i = 0; i < ARRAY_SIZE(over); i++) {
 		EXPECT_EQ(-EEXIST, jit_register(over[i].start, over[i].end,
 						4, 8, NULL))
@@ -333,18 +357,21 @@ TEST_F(jit_args, overlapping_range_is_eexist)
 			       (unsigned long long)over[i].end,
 			       (unsigned long long)s, (unsigned long long)e);
 	}
-	/* The registration is the one it was. */
-	EXPECT_EQ(0, range_unregister(s, e));
-	EXPECT_EQ(-ENOENT, range_unregister(s, e));
+	/* The registration is the one it was: closing it frees the range. */
+	EXPECT_EQ(1, fdinfo_field(fd, "registered"));
+	EXPECT_EQ(0, close(fd));
+	EXPECT_FALSE(range_is_registered(s, e));
 }
 
 TEST_F(jit_args, adjacent_ranges_do_not_overlap)
 {
 	__u64 pg = page_size();
+	int fd;
 
-	ASSERT_EQ(0, jit_register(self->start, self->end, 4, 8, NULL));
+	ASSERT_EQ(0, jit_register_fd(self->start, self->end, 4, 8, NULL, &fd));
 	EXPECT_EQ(0, jit_register(self->end, self->end + pg, 4, 8, NULL));
 	EXPECT_EQ(0, jit_register(self->start - pg, self->start, 4, 8, NULL));
+	EXPECT_TRUE(range_is_registered(self->start, self->end));
 }
 
 /* A registry, and what can and cannot be done to its mapping. */
@@ -375,10 +402,12 @@ static void expect_kernel_sees_writes(struct __test_metadata *_metadata,
 				      struct jit_reg *reg)
 {
 	struct sframe_jit_header *old = reg->hdr, *new = NULL;
+	int fd = -1;
 
 	jit_fill(old, reg->start, 3, 5);
-	ASSERT_EQ(0, jit_replace(reg->start, reg->end, old->fde_capacity,
-				 old->fre_capacity, &new));
+	ASSERT_EQ(0, jit_replace(reg->fd, reg->start, reg->end,
+				 old->fde_capacity, old->fre_capacity, &new,
+				 &fd));
 	EXPECT_EQ(3U, new->fde_count);
 	EXPECT_EQ(0, memcmp(jit_fde(old, 2), jit_fde(new, 2),
 			    sizeof(struct sframe_jit_fde)));
@@ -386,6 +415,8 @@ static void expect_kernel_sees_writes(struct __test_metadata *_metadata,
 			    sizeof(struct sframe_jit_fre)));
 	reg->hdr = new;
 	reg->size = mapping_size(new);
+	close(reg->fd);
+	reg->fd = fd;
 }
 
 TEST_F(registry, maps_show_it_readable_writable_not_executable)
@@ -522,9 +553,11 @@ TEST_F(registry, mremap_cannot_move_it)
 	dest = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
 		    -1, 0);
 	ASSERT_NE(MAP_FAILED, dest);
+	/* A move would map the registry a second time. */
 	ret = mremap(self->reg.hdr, size, size,
 		     MREMAP_MAYMOVE | MREMAP_FIXED, dest);
-	expect_mremap_fails(_metadata, ret, errno);
+	EXPECT_EQ(MAP_FAILED, ret);
+	EXPECT_EQ(EBUSY, errno);
 	ret = mremap(self->reg.hdr, size, size,
 		     MREMAP_MAYMOVE | MREMAP_DONTUNMAP);
 	expect_mremap_fails(_metadata, ret, errno);
@@ -570,8 +603,8 @@ TEST_F(registry, writes_to_the_mapping_persist)
 	EXPECT_EQ(-EACCES, mprotect_err(h, self->reg.size,
 					PROT_READ | PROT_EXEC));
 	EXPECT_EQ(-EINVAL, munmap_err(h, page_size()));
-	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end, 1, 1,
-				       NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.fd, self->reg.start,
+				       self->reg.end, 1, 1, NULL, NULL));
 
 	for (i = page_size(); i < self->reg.size; i++)
 		if (p[i] != pattern(i))
@@ -603,12 +636,14 @@ TEST_F(registry, scribbled_layout_fields_do_not_change_the_registration)
 	h->fre_capacity = 1;
 	h->map_size = 1;
 
-	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
-				       REG_FDES - 1, REG_FRES, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
-				       REG_FDES, REG_FRES - 1, NULL));
-	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
-				 REG_FDES, REG_FRES, &new));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.fd, self->reg.start,
+				       self->reg.end, REG_FDES - 1, REG_FRES,
+				       NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(self->reg.fd, self->reg.start,
+				       self->reg.end, REG_FDES, REG_FRES - 1,
+				       NULL, NULL));
+	ASSERT_EQ(0, jit_replace(self->reg.fd, self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new, NULL));
 	EXPECT_EQ(saved.magic, new->magic);
 	EXPECT_EQ(saved.version, new->version);
 	EXPECT_EQ(saved.header_size, new->header_size);
@@ -621,10 +656,11 @@ TEST_F(registry, scribbled_layout_fields_do_not_change_the_registration)
 	EXPECT_LE(page_size(), (size_t)new->fde_off);
 	EXPECT_LE(page_size(), (size_t)new->fre_off);
 	EXPECT_EQ(mapping_size(new), (size_t)new->map_size);
-	EXPECT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+	ASSERT_EQ(0, munmap(new, new->map_size));
+	EXPECT_FALSE(range_is_registered(self->reg.start, self->reg.end));
 }
 
-/* SFRAME_REPLACE_JIT */
+/* SFRAME_JIT_REPLACE */
 
 TEST_F(registry, replace_copies_descriptors_rows_count_and_seq)
 {
@@ -639,8 +675,8 @@ TEST_F(registry, replace_copies_descriptors_rows_count_and_seq)
 	jit_fre(old, REG_FRES - 1)->cfa_off = 0x5678;
 	old->seq = 6;
 
-	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
-				 2 * REG_FDES, 2 * REG_FRES, &new));
+	ASSERT_EQ(0, jit_replace(self->reg.fd, self->reg.start, self->reg.end,
+				 2 * REG_FDES, 2 * REG_FRES, &new, NULL));
 	EXPECT_NE(old, new);
 	EXPECT_EQ(5U, new->fde_count);
 	EXPECT_EQ(6U, new->seq);
@@ -668,8 +704,9 @@ TEST_F(registry, replace_maps_a_new_registry_of_the_asked_size)
 	struct maps_entry e;
 	size_t fre_end;
 
-	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
-				 2 * REG_FDES, 4 * REG_FRES, &new.hdr));
+	ASSERT_EQ(0, jit_replace(self->reg.fd, self->reg.start, self->reg.end,
+				 2 * REG_FDES, 4 * REG_FRES, &new.hdr,
+				 &new.fd));
 	h = new.hdr;
 	new.size = mapping_size(h);
 	ASSERT_NE(0U, new.size);
@@ -723,8 +760,8 @@ TEST_F(registry, range_stays_registered_while_it_is_replaced)
 	struct racer r = { .start = self->reg.start, .end = self->reg.end };
 	struct sframe_jit_header *old = self->reg.hdr, *new = NULL;
 	size_t old_size = self->reg.size;
+	int i, ret = 0, fd = self->reg.fd, new_fd = -1;
 	pthread_t thread;
-	int i, ret = 0;
 
 	EXPECT_TRUE(range_is_registered(self->reg.start, self->reg.end));
 	ASSERT_EQ(0, pthread_create(&thread, NULL, register_racer, &r));
@@ -735,13 +772,15 @@ TEST_F(registry, range_stays_registered_while_it_is_replaced)
 	for (i = 0; i < 200; i++) {
 		if (__atomic_load_n(&r.bad, __ATOMIC_ACQUIRE))
 			break;
-		ret = jit_replace(self->reg.start, self->reg.end,
-				  REG_FDES + i, REG_FRES + i, &new);
+		ret = jit_replace(fd, self->reg.start, self->reg.end,
+				  REG_FDES + i, REG_FRES + i, &new, &new_fd);
 		if (ret)
 			break;
 		munmap(old, old_size);
+		close(fd);
 		old = new;
 		old_size = mapping_size(new);
+		fd = new_fd;
 	}
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(thread, NULL);
@@ -753,33 +792,37 @@ TEST_F(registry, range_stays_registered_while_it_is_replaced)
 TEST_F(registry, replace_with_a_smaller_capacity_is_einval)
 {
 	struct sframe_jit_header *new = NULL;
+	int fd = self->reg.fd;
 
-	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
-				       REG_FDES - 1, REG_FRES, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
-				       REG_FDES, REG_FRES - 1, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(self->reg.start, self->reg.end,
-				       1, 1, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, self->reg.start, self->reg.end,
+				       REG_FDES - 1, REG_FRES, NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, self->reg.start, self->reg.end,
+				       REG_FDES, REG_FRES - 1, NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, self->reg.start, self->reg.end,
+				       1, 1, NULL, NULL));
 	expect_registry_intact(_metadata, &self->reg);
 	/* The same capacities are not smaller. */
-	EXPECT_EQ(0, jit_replace(self->reg.start, self->reg.end,
-				 REG_FDES, REG_FRES, &new));
+	EXPECT_EQ(0, jit_replace(fd, self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new, NULL));
 }
 
 TEST_F(registry, replace_with_bad_range_or_capacity_is_einval)
 {
 	__u64 s = self->reg.start, e = self->reg.end;
+	int fd = self->reg.fd;
 
-	EXPECT_EQ(-EINVAL, jit_replace(s, s, REG_FDES, REG_FRES, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(e, s, REG_FDES, REG_FRES, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(s, KERNEL_HALF, REG_FDES, REG_FRES,
+	EXPECT_EQ(-EINVAL, jit_replace(fd, s, s, REG_FDES, REG_FRES, NULL,
 				       NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(s, e, 0, REG_FRES, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(s, e, REG_FDES, 0, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(s, e, SFRAME_JIT_MAX_FDES + 1,
-				       REG_FRES, NULL));
-	EXPECT_EQ(-EINVAL, jit_replace(s, e, REG_FDES,
-				       SFRAME_JIT_MAX_FRES + 1, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, e, s, REG_FDES, REG_FRES, NULL,
+				       NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, s, KERNEL_HALF, REG_FDES, REG_FRES,
+				       NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, s, e, 0, REG_FRES, NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, s, e, REG_FDES, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, s, e, SFRAME_JIT_MAX_FDES + 1,
+				       REG_FRES, NULL, NULL));
+	EXPECT_EQ(-EINVAL, jit_replace(fd, s, e, REG_FDES,
+				       SFRAME_JIT_MAX_FRES + 1, NULL, NULL));
 	expect_registry_intact(_metadata, &self->reg);
 }
 
@@ -790,8 +833,8 @@ struct span {
 #define NR_INEXACT	5
 
 /*
- * Ranges that overlap or touch @reg's but are not it: an operation that
- * names a registration by its range must not take any of them for it.
+ * Ranges that overlap or touch @reg's but are not it: REPLACE and COPY
+ * start from a registry of exactly the new one's range.
  */
 static void inexact_spans(const struct jit_reg *reg,
 			  struct span other[NR_INEXACT])
@@ -805,21 +848,73 @@ static void inexact_spans(const struct jit_reg *reg,
 	other[4] = (struct span){ e, e + pg };
 }
 
-TEST_F(registry, replace_of_a_range_not_registered_exactly_is_enoent)
+TEST_F(registry, replace_or_copy_of_another_range_is_einval)
 {
-	__u64 s = self->reg.start, e = self->reg.end;
 	struct span other[NR_INEXACT];
 	unsigned int i;
 
 	inexact_spans(&self->reg, other);
 	for (i = 0; i < NR_INEXACT; i++) {
-		EXPECT_EQ(-ENOENT, jit_replace(other[i].start, other[i].end,
-					       REG_FDES, REG_FRES, NULL))
+		EXPECT_EQ(-EINVAL, jit_replace(self->reg.fd, other[i].start,
+					       other[i].end, REG_FDES,
+					       REG_FRES, NULL, NULL))
+			TH_LOG("case %u", i);
+		EXPECT_EQ(-EINVAL, jit_copy(self->reg.fd, other[i].start,
+					    other[i].end, REG_FDES, REG_FRES,
+					    NULL, NULL))
 			TH_LOG("case %u", i);
 	}
 	expect_registry_intact(_metadata, &self->reg);
-	ASSERT_EQ(0, range_unregister(s, e));
-	EXPECT_EQ(-ENOENT, jit_replace(s, e, REG_FDES, REG_FRES, NULL));
+}
+
+/*
+ * REPLACE names the registry registered for the range in the caller:
+ * not one whose mapping is gone, not one already replaced.
+ */
+TEST_F(registry, replace_of_a_registry_no_longer_registered_is_enoent)
+{
+	__u64 s = self->reg.start, e = self->reg.end;
+	struct sframe_jit_header *h;
+	int fd;
+
+	ASSERT_EQ(0, jit_replace(self->reg.fd, s, e, REG_FDES, REG_FRES, &h,
+				 &fd));
+	EXPECT_EQ(-ENOENT, jit_replace(self->reg.fd, s, e, REG_FDES, REG_FRES,
+				       NULL, NULL));
+	ASSERT_EQ(0, munmap(h, h->map_size));
+	EXPECT_EQ(-ENOENT, jit_replace(fd, s, e, REG_FDES, REG_FRES, NULL,
+				       NULL));
+	EXPECT_FALSE(range_is_registered(s, e));
+	close(fd);
+}
+
+/* Nor the parent's, whose descriptor a child inherited. */
+TEST_F(registry, replace_in_a_child_of_the_parents_registry_is_enoent)
+{
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		CHILD_EXPECT(jit_replace(self->reg.fd, self->reg.start,
+					 self->reg.end, REG_FDES, REG_FRES,
+					 NULL, NULL) == -ENOENT);
+		_exit(0);
+	}
+	ASSERT_EQ(0, child_status(pid));
+	expect_registry_intact(_metadata, &self->reg);
+}
+
+/* COPY registers as a plain open does: not over a registration. */
+TEST_F(registry, copy_over_a_registered_range_is_eexist)
+{
+	EXPECT_EQ(-EEXIST, jit_copy(self->reg.fd, self->reg.start,
+				    self->reg.end, REG_FDES, REG_FRES, NULL,
+				    NULL));
+	EXPECT_EQ(-EINVAL, jit_copy(self->reg.fd, self->reg.start,
+				    self->reg.end, REG_FDES - 1, REG_FRES,
+				    NULL, NULL));
+	expect_registry_intact(_metadata, &self->reg);
 }
 
 TEST_F(registry, replaced_registry_stays_mapped_and_stops_counting)
@@ -827,63 +922,42 @@ TEST_F(registry, replaced_registry_stays_mapped_and_stops_counting)
 	struct jit_reg new = self->reg;
 	struct sframe_jit_header *old = self->reg.hdr;
 
-	ASSERT_EQ(0, jit_replace(self->reg.start, self->reg.end,
-				 REG_FDES, REG_FRES, &new.hdr));
+	ASSERT_EQ(0, jit_replace(self->reg.fd, self->reg.start, self->reg.end,
+				 REG_FDES, REG_FRES, &new.hdr, &new.fd));
 	new.size = mapping_size(new.hdr);
 	/* The old mapping is the caller's to unmap. */
 	EXPECT_EQ(self->reg.size, mapping_size(old));
 	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, old->magic);
 	ASSERT_EQ(0, munmap(old, self->reg.size));
 	expect_registry_intact(_metadata, &new);
-	EXPECT_EQ(0, range_unregister(self->reg.start, self->reg.end));
+	ASSERT_EQ(0, munmap(new.hdr, new.size));
+	EXPECT_FALSE(range_is_registered(self->reg.start, self->reg.end));
 }
 
-/* SFRAME_UNREGISTER */
+/* Unregistration */
 
-TEST_F(registry, unregister_frees_the_range_and_leaves_the_mapping)
+TEST_F(registry, munmap_frees_the_range_for_a_new_zeroed_registry)
 {
 	struct sframe_jit_header *h = self->reg.hdr, *again = NULL;
 
-	ASSERT_EQ(0, range_unregister(self->reg.start, self->reg.end));
-	EXPECT_EQ(self->reg.size, mapping_size(h));
-	EXPECT_EQ((__u32)SFRAME_JIT_MAGIC, h->magic);
 	h->seq = 2;
+	ASSERT_EQ(0, munmap(h, self->reg.size));
+	EXPECT_FALSE(range_is_registered(self->reg.start, self->reg.end));
 	ASSERT_EQ(0, jit_register(self->reg.start, self->reg.end,
 				  REG_FDES, REG_FRES, &again));
-	EXPECT_NE(h, again);
 	EXPECT_EQ(0U, again->seq);
 	EXPECT_TRUE(range_is_registered(self->reg.start, self->reg.end));
 }
 
-TEST_F(registry, unregister_of_a_range_not_registered_exactly_is_enoent)
+/* sframe_unregister(2) removes ELF registrations only. */
+TEST_F(registry, sframe_unregister_cannot_remove_a_jit_registry)
 {
-	struct span other[NR_INEXACT];
-	unsigned int i;
-
-	inexact_spans(&self->reg, other);
-	for (i = 0; i < NR_INEXACT; i++) {
-		EXPECT_EQ(-ENOENT, range_unregister(other[i].start,
-						    other[i].end))
-			TH_LOG("case %u", i);
-	}
+	EXPECT_EQ(-ENOENT, elf_unregister((unsigned long)self->reg.hdr));
+	EXPECT_EQ(-ENOENT, elf_unregister(self->reg.start));
 	expect_registry_intact(_metadata, &self->reg);
 }
 
-TEST_F(registry, second_unregister_is_enoent)
-{
-	ASSERT_EQ(0, range_unregister(self->reg.start, self->reg.end));
-	EXPECT_EQ(-ENOENT, range_unregister(self->reg.start, self->reg.end));
-}
-
-TEST_F(registry, unregister_of_an_empty_or_reversed_range_is_einval)
-{
-	EXPECT_EQ(-EINVAL, range_unregister(self->reg.start, self->reg.start));
-	EXPECT_EQ(-EINVAL, range_unregister(self->reg.end, self->reg.start));
-	EXPECT_EQ(-EINVAL, range_unregister(self->reg.start, KERNEL_HALF));
-	expect_registry_intact(_metadata, &self->reg);
-}
-
-/* SFRAME_REGISTER_ELF, on a copy of the test's own .sframe section. */
+/* sframe_register(2), on a copy of the test's own .sframe section. */
 FIXTURE(elf_args) {
 	struct self_sframe me;
 	struct sframe_copy copy;
@@ -936,7 +1010,7 @@ TEST_F(elf_args, section_above_the_size_limit_is_einval)
 	struct sframe_copy *c = &self->copy;
 	__u64 sec = (unsigned long)c->sframe;
 
-	EXPECT_EQ(-EINVAL, elf_register(sec, SFRAME_ELF_MAX_SIZE + 1ULL,
+	EXPECT_EQ(-EINVAL, elf_register(sec, SFRAME_MAX_SIZE + 1ULL,
 					c->text_start, c->text_end));
 	EXPECT_EQ(-EINVAL, elf_register(sec, 1ULL << 40, c->text_start,
 					c->text_end));
@@ -1006,10 +1080,13 @@ TEST_F(elf_args, section_over_a_jit_range_is_eexist)
 {
 	struct sframe_copy *c = &self->copy;
 
-	ASSERT_EQ(0, jit_register(c->text_start, c->text_end, 4, 8, NULL));
+	int fd;
+
+	ASSERT_EQ(0, jit_register_fd(c->text_start, c->text_end, 4, 8, NULL,
+				     &fd));
 	EXPECT_EQ(-EEXIST, copy_elf_register(c));
 	EXPECT_TRUE(range_is_registered(c->text_start, c->text_end));
-	ASSERT_EQ(0, range_unregister(c->text_start, c->text_end));
+	ASSERT_EQ(0, close(fd));
 	EXPECT_EQ(0, copy_elf_register(c));
 }
 
@@ -1027,7 +1104,7 @@ TEST_F(elf_args, jit_range_over_a_section_is_eexist)
 	/* The executable's own section, registered at exec. */
 	EXPECT_EQ(-EEXIST, jit_register(self->me.text_start,
 					self->me.text_end, 4, 8, NULL));
-	EXPECT_EQ(0, range_unregister(c->text_start, c->text_end));
+	EXPECT_EQ(0, copy_elf_unregister(c));
 }
 
 TEST_F(elf_args, second_registration_of_a_section_is_eexist)
@@ -1036,22 +1113,92 @@ TEST_F(elf_args, second_registration_of_a_section_is_eexist)
 
 	ASSERT_EQ(0, copy_elf_register(c));
 	EXPECT_EQ(-EEXIST, copy_elf_register(c));
-	EXPECT_EQ(0, range_unregister(c->text_start, c->text_end));
-	EXPECT_EQ(-ENOENT, range_unregister(c->text_start, c->text_end));
+	EXPECT_EQ(0, copy_elf_unregister(c));
+	EXPECT_EQ(-ENOENT, copy_elf_unregister(c));
 	EXPECT_EQ(0, copy_elf_register(c));
 }
 
-TEST_F(elf_args, replace_of_a_section_range_is_enoent)
+/* A JIT registry cannot take a section's place, even by its range. */
+TEST_F(elf_args, replace_or_copy_over_a_section_range_fails)
 {
 	struct sframe_copy *c = &self->copy;
+	struct sframe_jit_header *h;
+	int fd;
 
+	ASSERT_EQ(0, jit_register_fd(c->text_start, c->text_end, 4, 8, &h,
+				     &fd));
+	ASSERT_EQ(0, munmap(h, h->map_size));
 	ASSERT_EQ(0, copy_elf_register(c));
-	EXPECT_EQ(-ENOENT, jit_replace(c->text_start, c->text_end, 4, 8,
-				       NULL));
-	EXPECT_EQ(-ENOENT, jit_replace(self->me.text_start,
-				       self->me.text_end, 4, 8, NULL));
+	EXPECT_EQ(-ENOENT, jit_replace(fd, c->text_start, c->text_end, 4, 8,
+				       NULL, NULL));
+	EXPECT_EQ(-EEXIST, jit_copy(fd, c->text_start, c->text_end, 4, 8,
+				    NULL, NULL));
 	EXPECT_EQ(-EEXIST, copy_elf_register(c));
 	EXPECT_EQ(-EEXIST, self_elf_register(&self->me));
+	close(fd);
+}
+
+/* struct sframe_setup is taken at its one size, and read whole. */
+TEST_F(elf_args, setup_size_other_than_32_is_einval)
+{
+	struct sframe_copy *c = &self->copy;
+	struct sframe_setup setup = {
+		.sframe_start	= (unsigned long)c->sframe,
+		.sframe_size	= c->sframe_size,
+		.text_start	= c->text_start,
+		.text_size	= c->text_end - c->text_start,
+	};
+	struct sframe_setup unreg = { .sframe_start = setup.sframe_start };
+	size_t sizes[] = { 0, 24, 31, 33, 40, page_size() };
+	unsigned int i;
+
+	EXPECT_EQ(32, SFRAME_SETUP_SIZE_VER0);
+	EXPECT_EQ(32U, sizeof(struct sframe_setup));
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		EXPECT_EQ(-EINVAL, sframe_register(&setup, sizes[i]))
+			TH_LOG("size %zu", sizes[i]);
+	}
+	EXPECT_EQ(-EFAULT, sframe_register(NULL, sizeof(setup)));
+	EXPECT_FALSE(range_is_registered(c->text_start, c->text_end));
+	ASSERT_EQ(0, sframe_register(&setup, sizeof(setup)));
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		EXPECT_EQ(-EINVAL, sframe_unregister(&unreg, sizes[i]))
+			TH_LOG("size %zu", sizes[i]);
+	}
+	EXPECT_EQ(-EFAULT, sframe_unregister(NULL, sizeof(unreg)));
+	EXPECT_TRUE(range_is_registered(c->text_start, c->text_end));
+	EXPECT_EQ(0, sframe_unregister(&unreg, sizeof(unreg)));
+	EXPECT_FALSE(range_is_registered(c->text_start, c->text_end));
+}
+
+/*
+ * sframe_unregister(2) names a registration by its section's address,
+ * every other field 0.
+ */
+TEST_F(elf_args, unregister_takes_the_section_address_alone)
+{
+	struct sframe_copy *c = &self->copy;
+	struct sframe_setup setup = {
+		.sframe_start	= (unsigned long)c->sframe,
+		.sframe_size	= c->sframe_size,
+		.text_start	= c->text_start,
+		.text_size	= c->text_end - c->text_start,
+	};
+	struct sframe_setup bad;
+
+	ASSERT_EQ(0, copy_elf_register(c));
+	/* The arguments it was registered with are not its name. */
+	EXPECT_EQ(-EINVAL, sframe_unregister(&setup, sizeof(setup)));
+	bad = (struct sframe_setup){ .text_start = c->text_start };
+	EXPECT_EQ(-EINVAL, sframe_unregister(&bad, sizeof(bad)));
+	bad = (struct sframe_setup){ 0 };
+	EXPECT_EQ(-EINVAL, sframe_unregister(&bad, sizeof(bad)));
+	EXPECT_EQ(-ENOENT, elf_unregister(c->text_start));
+	EXPECT_EQ(-ENOENT, elf_unregister((unsigned long)c->sframe + 1));
+	EXPECT_TRUE(range_is_registered(c->text_start, c->text_end));
+	EXPECT_EQ(0, copy_elf_unregister(c));
+	EXPECT_EQ(-ENOENT, copy_elf_unregister(c));
+	EXPECT_FALSE(range_is_registered(c->text_start, c->text_end));
 }
 
 /*
@@ -1135,36 +1282,29 @@ TEST_F(pinned, replacement_beyond_the_limit_is_enomem)
 
 	jit_reg_new(_metadata, &reg, self->start, self->end, 1, 1);
 	ASSERT_EQ(0, pinned_lower());
-	EXPECT_EQ(-ENOMEM, jit_replace(self->start, self->end, 1,
-				       self->big_fres, NULL));
+	EXPECT_EQ(-ENOMEM, jit_replace(reg.fd, self->start, self->end, 1,
+				       self->big_fres, NULL, NULL));
 	ASSERT_EQ(0, pinned_lift(self));
 	expect_registry_intact(_metadata, &reg);
-	EXPECT_EQ(0, jit_replace(self->start, self->end, 2, 2, &new));
+	EXPECT_EQ(0, jit_replace(reg.fd, self->start, self->end, 2, 2, &new,
+				 NULL));
 }
 
 /*
- * A child's copy of a registry is charged like the registry itself.  At
- * the limit the child gets, at the same address and size, private memory
- * it can write, zero-filled and not registered, and the fork succeeds.
- * The registry takes three quarters of the budget, so that its copy
- * cannot fit beside it.
+ * fork copies no registry, so it charges nothing: at the limit the
+ * child has no mapping where the registry is, nothing pinned, and the
+ * range free; a copy of its own, which SFRAME_JIT_COPY would charge
+ * like any registry, does not fit beside the parent's.  The registry
+ * takes three quarters of the budget.
  */
-
-static void child_has_unpinned_zeroed_memory(const struct jit_reg *reg)
+static void child_at_the_limit_has_nothing(const struct jit_reg *reg,
+					   __u32 nfre)
 {
-	struct maps_entry e;
-	size_t i;
-
-	CHILD_EXPECT(maps_lookup((unsigned long)reg->hdr, &e));
-	CHILD_EXPECT(e.start == (unsigned long)reg->hdr);
-	CHILD_EXPECT(e.end - e.start == reg->size);
-	CHILD_EXPECT(!strncmp(e.perms, "rw-p", 4));
+	CHILD_EXPECT(!mapping_size(reg->hdr));
 	CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") == 0);
-	for (i = 0; i < reg->size; i += page_size())
-		CHILD_EXPECT(((char *)reg->hdr)[i] == 0);
-	memset(reg->hdr, 0x5a, reg->size);
-	CHILD_EXPECT(((char *)reg->hdr)[reg->size - 1] == 0x5a);
-	CHILD_EXPECT(range_unregister(reg->start, reg->end) == -ENOENT);
+	CHILD_EXPECT(jit_copy(reg->fd, reg->start, reg->end, 1, nfre, NULL,
+			      NULL) == -ENOMEM);
+	CHILD_EXPECT(!range_is_registered(reg->start, reg->end));
 }
 
 /*
@@ -1180,8 +1320,9 @@ static int pinned_registry(FIXTURE_DATA(pinned) *self,
 	ret = pinned_lower();
 	if (ret)
 		return ret;
-	ret = jit_register(self->start, self->end, 1,
-			   self->budget / 8 * eighths / FRE_BYTES, &reg->hdr);
+	ret = jit_register_fd(self->start, self->end, 1,
+			      self->budget / 8 * eighths / FRE_BYTES,
+			      &reg->hdr, &reg->fd);
 	if (ret)
 		return ret;
 	reg->start = self->start;
@@ -1197,9 +1338,10 @@ static int pinned_big_registry(FIXTURE_DATA(pinned) *self,
 	return pinned_registry(self, reg, 6);
 }
 
-TEST_F(pinned, fork_past_the_limit_gives_the_child_unpinned_memory)
+TEST_F(pinned, fork_at_the_limit_costs_nothing)
 {
 	struct jit_reg reg;
+	__u32 nfre;
 	int ret;
 	pid_t pid;
 
@@ -1209,11 +1351,13 @@ TEST_F(pinned, fork_past_the_limit_gives_the_child_unpinned_memory)
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(self->budget / 2, reg.size);
 	reg.hdr->seq = 2;
+	/* The child has no mapping to read it from. */
+	nfre = reg.hdr->fre_capacity;
 
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		child_has_unpinned_zeroed_memory(&reg);
+		child_at_the_limit_has_nothing(&reg, nfre);
 		_exit(0);
 	}
 	EXPECT_EQ(0, child_status(pid));
@@ -1235,12 +1379,16 @@ TEST_F(pinned, fork_past_the_limit_gives_the_child_unpinned_memory)
 TEST_F(pinned, jit_of_100000_functions_fits_the_default_limit)
 {
 	struct sframe_jit_header *small, *big;
+	int fd;
 
 	ASSERT_EQ(0, sysctl_write(PINNED_SYSCTL, DEFAULT_PINNED_KB));
-	ASSERT_EQ(0, jit_register(self->start, self->end, JIT_FUNCS / 2,
-				  JIT_FUNCS / 2 * JIT_ROWS_PER_FUNC, &small));
-	ASSERT_EQ(0, jit_replace(self->start, self->end, JIT_FUNCS,
-				 JIT_FUNCS * JIT_ROWS_PER_FUNC, &big));
+	ASSERT_EQ(0, jit_register_fd(self->start, self->end, JIT_FUNCS / 2,
+				     JIT_FUNCS / 2 * JIT_ROWS_PER_FUNC, &small,
+				     &fd));
+	/* The small one is freed once unmapped and closed. */
+	ASSERT_EQ(0, jit_replace(fd, self->start, self->end, JIT_FUNCS,
+				 JIT_FUNCS * JIT_ROWS_PER_FUNC, &big, NULL));
+	close(fd);
 	EXPECT_EQ(JIT_FUNCS, big->fde_capacity);
 	EXPECT_EQ(JIT_FUNCS * JIT_ROWS_PER_FUNC, big->fre_capacity);
 	EXPECT_EQ(0, munmap(small, small->map_size));
@@ -1249,8 +1397,8 @@ TEST_F(pinned, jit_of_100000_functions_fits_the_default_limit)
 
 /*
  * A process at its limit that forks and execs again and again pins no
- * more than it did: each child gets ordinary memory in place of the
- * registry, an exec'd image starts with nothing pinned, and the parent's
+ * more than it did: no child gets a registry, an exec'd image starts
+ * with nothing pinned, and the parent's
  * registry stays as it was.  The exec'd program is this one, which
  * checks its own VmPin (AFTER_EXEC_PIN in main()).
  */
@@ -1299,16 +1447,18 @@ TEST_F_TIMEOUT(pinned, forks_and_execs_at_the_limit_pin_nothing_more, 600)
 }
 
 /*
- * A child's copy is uncharged as the child exits, not once the memory
- * is freed after a grace period: with room for one copy beside the
- * registry, children forked one after the other, each waited for
- * before the next, all get a charged, registered copy.
+ * A child's copy (SFRAME_JIT_COPY from the descriptor it inherited) is
+ * uncharged as the child exits, not once the memory is freed after a
+ * grace period: with room for one copy beside the registry, children
+ * forked one after the other, each waited for before the next, all get
+ * a charged, registered copy.
  */
 #define FORKS_IN_A_ROW		20
 
 TEST_F(pinned, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
 {
 	struct jit_reg reg;
+	__u32 nfre;
 	int i, ret;
 	pid_t pid;
 
@@ -1317,12 +1467,15 @@ TEST_F(pinned, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
 		SKIP(return, "other processes of this user hold tables");
 	ASSERT_EQ(0, ret);
 	ASSERT_LT(self->budget / 4, reg.size);
+	nfre = reg.hdr->fre_capacity;
 	for (i = 0; i < FORKS_IN_A_ROW; i++) {
 		fflush(stdout);
 		fflush(stderr);
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (pid == 0) {
+			CHILD_EXPECT(jit_copy(reg.fd, reg.start, reg.end, 1,
+					      nfre, NULL, &reg.fd) == 0);
 			CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") ==
 				     (long)(reg.size / 1024));
 			CHILD_EXPECT(range_is_registered(reg.start, reg.end));
@@ -1334,8 +1487,9 @@ TEST_F(pinned, forks_in_a_row_at_the_limit_each_get_a_charged_copy)
 }
 
 /* Under the limit, the child's copy is registered and charged. */
-TEST_F(pinned, fork_within_the_limit_gives_the_child_a_charged_copy)
+TEST_F(pinned, copy_in_a_child_within_the_limit_is_charged)
 {
+	struct sframe_jit_header *h;
 	struct jit_reg reg;
 	pid_t pid;
 
@@ -1345,8 +1499,11 @@ TEST_F(pinned, fork_within_the_limit_gives_the_child_a_charged_copy)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		CHILD_EXPECT(reg.hdr->magic == SFRAME_JIT_MAGIC);
-		CHILD_EXPECT(reg.hdr->seq == 4);
+		CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") == 0);
+		CHILD_EXPECT(jit_copy(reg.fd, reg.start, reg.end, 1, 1, &h,
+				      NULL) == 0);
+		CHILD_EXPECT(h->magic == SFRAME_JIT_MAGIC);
+		CHILD_EXPECT(h->seq == 4);
 		CHILD_EXPECT(proc_kb("/proc/self/status", "VmPin") ==
 			     (long)(reg.size / 1024));
 		CHILD_EXPECT(range_is_registered(reg.start, reg.end));
@@ -1365,6 +1522,7 @@ TEST_F(pinned, fork_within_the_limit_gives_the_child_a_charged_copy)
 #define TEST_MAX_REGS		8U
 
 FIXTURE(reg_limit) {
+	int fds[TEST_MAX_REGS + 1];	/* the registries, never mapped */
 	char saved[32];
 	bool restore;
 	char *arena;
@@ -1407,8 +1565,8 @@ static unsigned int fill_to_the_limit(struct __test_metadata *_metadata,
 	int ret = 0;
 
 	for (n = 0; n <= TEST_MAX_REGS; n++) {
-		ret = jit_register(slot(self, n), slot(self, n + 1), 1, 1,
-				   NULL);
+		ret = jit_register_fd(slot(self, n), slot(self, n + 1), 1, 1,
+				      NULL, &self->fds[n]);
 		if (ret)
 			break;
 	}
@@ -1423,9 +1581,9 @@ TEST_F(reg_limit, registrations_beyond_the_limit_are_enospc)
 
 	ASSERT_LT(0U, n);
 	/* The refused range is free once there is room. */
-	ASSERT_EQ(0, range_unregister(slot(self, 0), slot(self, 1)));
-	EXPECT_EQ(0, jit_register(slot(self, n), slot(self, n + 1), 1, 1,
-				  NULL));
+	ASSERT_EQ(0, close(self->fds[0]));
+	EXPECT_EQ(0, jit_register_fd(slot(self, n), slot(self, n + 1), 1, 1,
+				     NULL, &self->fds[0]));
 	EXPECT_EQ(-ENOSPC, jit_register(slot(self, n + 1), slot(self, n + 2),
 					1, 1, NULL));
 }
@@ -1441,7 +1599,7 @@ TEST_F(reg_limit, section_beyond_the_limit_is_enospc)
 	n = fill_to_the_limit(_metadata, self);
 	ASSERT_LT(0U, n);
 	EXPECT_EQ(-ENOSPC, copy_elf_register(&self->copy));
-	ASSERT_EQ(0, range_unregister(slot(self, 0), slot(self, 1)));
+	ASSERT_EQ(0, close(self->fds[0]));
 	EXPECT_EQ(0, copy_elf_register(&self->copy));
 }
 
@@ -1452,10 +1610,12 @@ TEST_F(reg_limit, replace_at_the_limit_succeeds)
 	unsigned int n = fill_to_the_limit(_metadata, self);
 
 	ASSERT_LT(0U, n);
-	EXPECT_EQ(0, jit_replace(slot(self, 0), slot(self, 1), 2, 2, &new));
+	EXPECT_EQ(0, jit_replace(self->fds[0], slot(self, 0), slot(self, 1),
+				 2, 2, &new, NULL));
 	EXPECT_EQ(-ENOSPC, jit_register(slot(self, n), slot(self, n + 1),
 					1, 1, NULL));
-	EXPECT_EQ(0, range_unregister(slot(self, 0), slot(self, 1)));
+	/* The new registry's mapping alone holds the registration now. */
+	EXPECT_EQ(0, munmap(new, new->map_size));
 	EXPECT_EQ(0, jit_register(slot(self, n), slot(self, n + 1), 1, 1,
 				  NULL));
 }

@@ -11,7 +11,7 @@
 
 /*
  * Whether sampling tests cannot run here; they skip.  Only the sysctl
- * is asked: without it 472 may be another system call, and a kernel
+ * is asked: without it 472 to 474 may be other system calls, and a kernel
  * without the series must not see perf_event_attr bit 40 either.
  */
 static inline bool sampling_skip(struct __test_metadata *_metadata)
@@ -19,7 +19,7 @@ static inline bool sampling_skip(struct __test_metadata *_metadata)
 	int ret;
 
 	if (access(MAX_REGS_SYSCTL, F_OK))
-		SKIP(return true, "no %s: not a kernel with sframe_register(2)",
+		SKIP(return true, "no %s: not a kernel with sframe_jit_open(2)",
 		     MAX_REGS_SYSCTL);
 	ret = sampler_probe();
 	if (ret == -EACCES || ret == -EPERM)
@@ -41,13 +41,15 @@ static inline void registry_new_flags(struct __test_metadata *_metadata,
 				      __u32 nrule)
 {
 	struct sframe_jit_header *hdr = NULL;
+	int fd = -1;
 
-	ASSERT_EQ(0, jit_op_flags(SFRAME_REGISTER_JIT, start, end, nfde, nfre,
-				  flags, nrule, &hdr));
+	ASSERT_EQ(0, jit_op_flags(flags, -1, start, end, nfde, nfre, nrule,
+				  &hdr, &fd));
 	ASSERT_EQ((__u32)SFRAME_JIT_MAGIC, hdr->magic);
 	ASSERT_EQ(SFRAME_JIT_VERSION, hdr->version);
 	ASSERT_EQ(flags, hdr->flags);
 	ASSERT_EQ(0, jit_registry_attach(r, hdr));
+	r->fd = fd;
 	ASSERT_EQ(!!(flags & SFRAME_JIT_F_COMPACT), r->compact);
 }
 

@@ -300,13 +300,17 @@ static int registry_read_layout(struct jit_registry *r,
 /**
  * jit_registry_attach() - take a new, empty registry
  * @r: the JIT's view, filled here.
- * @hdr: the mapping SFRAME_REGISTER_JIT returned.
+ * @hdr: the mapping of the file sframe_jit_open(2) returned.
+ *
+ * The caller hands the descriptor over in @r->fd afterwards, if it keeps
+ * it; jit_registry_unmap() closes it.
  *
  * Return: 0, or -EPROTO for a layout this code does not know.
  */
 int jit_registry_attach(struct jit_registry *r, struct sframe_jit_header *hdr)
 {
 	memset(r, 0, sizeof(*r));
+	r->fd = -1;
 	if (registry_read_layout(r, hdr))
 		return -EPROTO;
 	r->last_end = r->text_start;
@@ -314,13 +318,18 @@ int jit_registry_attach(struct jit_registry *r, struct sframe_jit_header *hdr)
 }
 
 /**
- * jit_registry_move() - switch to the registry SFRAME_REPLACE_JIT mapped
+ * jit_registry_move() - switch to the registry SFRAME_JIT_REPLACE made
  * @r: the JIT's view; what it published stays.
  * @hdr: the new mapping.
+ * @fd: the new registry's descriptor, or -1.
+ *
+ * The old registry is no longer registered: its descriptor is closed
+ * here, its mapping is the caller's to unmap.
  *
  * Return: 0, or -EPROTO for a layout this code does not know.
  */
-int jit_registry_move(struct jit_registry *r, struct sframe_jit_header *hdr)
+int jit_registry_move(struct jit_registry *r, struct sframe_jit_header *hdr,
+		      int fd)
 {
 	struct jit_registry old = *r;
 
@@ -328,16 +337,28 @@ int jit_registry_move(struct jit_registry *r, struct sframe_jit_header *hdr)
 		*r = old;
 		return -EPROTO;
 	}
+	if (old.fd >= 0)
+		close(old.fd);
+	r->fd = fd;
 	return 0;
 }
 
+/*
+ * Unmapping the registry unregisters it; its descriptor goes too.  A
+ * view never attached (zeroed) has neither.
+ */
 int jit_registry_unmap(struct jit_registry *r)
 {
 	int ret = 0;
 
-	if (r->hdr && munmap(r->hdr, r->map_size))
+	if (!r->hdr)
+		return 0;
+	if (munmap(r->hdr, r->map_size))
 		ret = -errno;
 	r->hdr = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
 	return ret;
 }
 
@@ -468,7 +489,7 @@ static void fde_fill(const struct jit_registry *r, struct sframe_jit_fde *fde,
 }
 
 /**
- * jit_registry_publish() - publish a function, as <linux/sframe.h> says
+ * jit_registry_publish() - publish a function, as <linux/sframe_jit.h> says
  * @r: the registry.
  * @fn: the function; not below the end of the last one.  Its descriptor
  *	index goes to @fn->fde.

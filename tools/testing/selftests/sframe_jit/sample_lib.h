@@ -6,7 +6,7 @@
  *    instruction and records a frame row wherever it changes, so that the
  *    rows a test publishes are those of the code it runs;
  *  - a JIT's view of a registry, with the publication protocol of
- *    <linux/sframe.h>: append, tombstone, rewrite under seq;
+ *    <linux/sframe_jit.h>: append, tombstone, rewrite under seq;
  *  - a perf sampler of the calling thread and its ring-buffer reader.
  *
  * sample_lib.c is a translation unit of its own, without the harness:
@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include <linux/perf_event.h>
-#include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 #include <linux/types.h>
 
 /*
@@ -111,6 +111,7 @@ void emit_spin(struct emitter *e, unsigned long *count);
  */
 struct jit_registry {
 	struct sframe_jit_header *hdr;
+	int fd;			/* the registry's file, -1 if closed */
 	char *fdes;
 	char *fres;
 	__u64 text_start, text_end;
@@ -128,7 +129,8 @@ struct jit_registry {
 };
 
 int jit_registry_attach(struct jit_registry *r, struct sframe_jit_header *hdr);
-int jit_registry_move(struct jit_registry *r, struct sframe_jit_header *hdr);
+int jit_registry_move(struct jit_registry *r, struct sframe_jit_header *hdr,
+		      int fd);
 int jit_registry_unmap(struct jit_registry *r);
 struct sframe_jit_fde *jit_registry_fde(const struct jit_registry *r,
 					__u32 i);

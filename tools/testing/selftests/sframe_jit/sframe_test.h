@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the sframe_register(2) selftests: the system call,
- * one wrapper per operation, a look at /proc/self/maps, and a way to find
- * and copy the test program's own .sframe section (the tests are built
- * with -Wa,--gsframe, so binfmt_elf registered that section at exec).
+ * Helpers shared by the sframe_jit_open(2) and sframe_register(2)
+ * selftests: the system calls, a wrapper per use of them, a look at
+ * /proc/self/maps, and a way to find and copy the test program's own
+ * .sframe section (the tests are built with -Wa,--gsframe, so
+ * binfmt_elf registered that section at exec).
  *
  * The wrappers return 0 or the system call's result on success and
  * -errno on failure, so that a test can say
@@ -35,6 +36,7 @@
 
 #include <linux/capability.h>
 #include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 
 /* The 6.12 harness itself is not clean under -Wextra. */
 #pragma GCC diagnostic push
@@ -58,8 +60,14 @@
  */
 #pragma GCC diagnostic ignored "-Wclobbered"
 
+#ifndef __NR_sframe_jit_open
+#define __NR_sframe_jit_open 472
+#endif
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#define __NR_sframe_register 473
+#endif
+#ifndef __NR_sframe_unregister
+#define __NR_sframe_unregister 474
 #endif
 
 #ifndef PT_GNU_SFRAME
@@ -69,9 +77,24 @@
 /* A range no user address reaches, whatever the paging depth. */
 #define KERNEL_HALF	(1ULL << 63)
 
-static inline long sframe_register(unsigned int op, void *args, size_t size)
+static inline int sframe_jit_open(const struct sframe_jit_args *args,
+				  size_t size)
 {
-	long ret = syscall(__NR_sframe_register, op, args, size);
+	long ret = syscall(__NR_sframe_jit_open, args, size);
+
+	return ret == -1 ? -errno : ret;
+}
+
+static inline int sframe_register(struct sframe_setup *setup, size_t size)
+{
+	long ret = syscall(__NR_sframe_register, setup, size);
+
+	return ret == -1 ? -errno : ret;
+}
+
+static inline int sframe_unregister(struct sframe_setup *setup, size_t size)
+{
+	long ret = syscall(__NR_sframe_unregister, setup, size);
 
 	return ret == -1 ? -errno : ret;
 }
@@ -118,10 +141,36 @@ static inline unsigned long page_up(unsigned long addr)
 	return page_down(addr + page_size() - 1);
 }
 
-/* SFRAME_REGISTER_JIT or SFRAME_REPLACE_JIT with every argument given. */
-static inline int jit_op_flags(unsigned int op, __u64 start, __u64 end,
-			       __u32 nfde, __u32 nfre, __u32 flags,
-			       __u32 nrule, struct sframe_jit_header **hdr)
+/*
+ * Map a registry's file as the ABI asks: all of it, its size being the
+ * file's, shared, read-write, where the kernel chooses.  0 or -errno.
+ */
+static inline int jit_map(int fd, struct sframe_jit_header **hdr)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	void *p;
+
+	if (size < 0)
+		return -errno;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*hdr = p;
+	return 0;
+}
+
+/*
+ * sframe_jit_open(2) with every argument given, then the mapping.
+ * @src_fd names the registry SFRAME_JIT_REPLACE or SFRAME_JIT_COPY in
+ * @flags starts from.  @hdr receives the mapping; NULL maps nothing.
+ * @fd receives the descriptor, which fork, COPY and REPLACE need; NULL
+ * closes it, so that the mapping alone keeps the registry, and its
+ * registration ends at munmap, or at once if nothing was mapped.  With
+ * both NULL, a probe: the registry is mapped and unmapped at once.
+ */
+static inline int jit_op_flags(__u32 flags, int src_fd, __u64 start,
+			       __u64 end, __u32 nfde, __u32 nfre, __u32 nrule,
+			       struct sframe_jit_header **hdr, int *fd)
 {
 	struct sframe_jit_args args = {
 		.text_start	= start,
@@ -130,21 +179,42 @@ static inline int jit_op_flags(unsigned int op, __u64 start, __u64 end,
 		.fre_capacity	= nfre,
 		.flags		= flags,
 		.rule_capacity	= nrule,
+		.src_fd		= src_fd,
 	};
-	long ret = sframe_register(op, &args, sizeof(args));
+	struct sframe_jit_header *probe;
+	int ret, rfd;
 
-	if (ret < 0)
-		return ret;
 	if (hdr)
-		*hdr = (struct sframe_jit_header *)ret;
-	return 0;
+		*hdr = NULL;
+	rfd = sframe_jit_open(&args, sizeof(args));
+	if (rfd < 0)
+		return rfd;
+	if (!hdr && !fd) {
+		/*
+		 * A probe: map and unmap, which unregisters whoever holds
+		 * the descriptor.  Closing a registry never mapped would
+		 * leave it registered while a child forked meanwhile by
+		 * another thread holds the descriptor too.
+		 */
+		ret = jit_map(rfd, &probe);
+		if (!ret)
+			munmap(probe, probe->map_size);
+		close(rfd);
+		return ret;
+	}
+	ret = hdr ? jit_map(rfd, hdr) : 0;
+	if (ret || !fd)
+		close(rfd);
+	else
+		*fd = rfd;
+	return ret;
 }
 
-static inline int jit_op(unsigned int op, __u64 start, __u64 end,
+static inline int jit_op(__u32 flags, int src_fd, __u64 start, __u64 end,
 			 __u32 nfde, __u32 nfre,
-			 struct sframe_jit_header **hdr)
+			 struct sframe_jit_header **hdr, int *fd)
 {
-	return jit_op_flags(op, start, end, nfde, nfre, 0, 0, hdr);
+	return jit_op_flags(flags, src_fd, start, end, nfde, nfre, 0, hdr, fd);
 }
 
 /*
@@ -155,16 +225,17 @@ static inline int jit_register_counted(__u64 start, __u64 end, __u32 nfde,
 				       __u32 nfre,
 				       struct sframe_jit_header **hdr)
 {
-	return jit_op_flags(SFRAME_REGISTER_JIT, start, end, nfde, nfre,
-			    SFRAME_JIT_F_STATS, 0, hdr);
+	return jit_op_flags(SFRAME_JIT_F_STATS, -1, start, end, nfde, nfre, 0,
+			    hdr, NULL);
 }
 
-static inline int jit_replace_counted(__u64 start, __u64 end, __u32 nfde,
-				      __u32 nfre,
-				      struct sframe_jit_header **hdr)
+/* REPLACE needs the old registry's descriptor, @src_fd. */
+static inline int jit_replace_counted(int src_fd, __u64 start, __u64 end,
+				      __u32 nfde, __u32 nfre,
+				      struct sframe_jit_header **hdr, int *fd)
 {
-	return jit_op_flags(SFRAME_REPLACE_JIT, start, end, nfde, nfre,
-			    SFRAME_JIT_F_STATS, 0, hdr);
+	return jit_op_flags(SFRAME_JIT_F_STATS | SFRAME_JIT_REPLACE, src_fd,
+			    start, end, nfde, nfre, 0, hdr, fd);
 }
 
 /* A compact registry (SFRAME_JIT_F_COMPACT) of @nrule rules. */
@@ -172,60 +243,118 @@ static inline int cjit_register(__u64 start, __u64 end, __u32 nfde,
 				__u32 nfre, __u32 nrule,
 				struct sframe_jit_header **hdr)
 {
-	return jit_op_flags(SFRAME_REGISTER_JIT, start, end, nfde, nfre,
-			    SFRAME_JIT_F_COMPACT, nrule, hdr);
+	return jit_op_flags(SFRAME_JIT_F_COMPACT, -1, start, end, nfde, nfre,
+			    nrule, hdr, NULL);
 }
 
-static inline int cjit_replace(__u64 start, __u64 end, __u32 nfde,
-			       __u32 nfre, __u32 nrule,
-			       struct sframe_jit_header **hdr)
+static inline int cjit_register_fd(__u64 start, __u64 end, __u32 nfde,
+				   __u32 nfre, __u32 nrule,
+				   struct sframe_jit_header **hdr, int *fd)
 {
-	return jit_op_flags(SFRAME_REPLACE_JIT, start, end, nfde, nfre,
-			    SFRAME_JIT_F_COMPACT, nrule, hdr);
+	return jit_op_flags(SFRAME_JIT_F_COMPACT, -1, start, end, nfde, nfre,
+			    nrule, hdr, fd);
 }
 
+static inline int cjit_replace(int src_fd, __u64 start, __u64 end,
+			       __u32 nfde, __u32 nfre, __u32 nrule,
+			       struct sframe_jit_header **hdr, int *fd)
+{
+	return jit_op_flags(SFRAME_JIT_F_COMPACT | SFRAME_JIT_REPLACE, src_fd,
+			    start, end, nfde, nfre, nrule, hdr, fd);
+}
+
+static inline int cjit_copy(int src_fd, __u64 start, __u64 end, __u32 nfde,
+			    __u32 nfre, __u32 nrule,
+			    struct sframe_jit_header **hdr, int *fd)
+{
+	return jit_op_flags(SFRAME_JIT_F_COMPACT | SFRAME_JIT_COPY, src_fd,
+			    start, end, nfde, nfre, nrule, hdr, fd);
+}
+
+/* A registry whose descriptor the caller closes: only its mapping keeps it. */
 static inline int jit_register(__u64 start, __u64 end, __u32 nfde,
 			       __u32 nfre, struct sframe_jit_header **hdr)
 {
-	return jit_op(SFRAME_REGISTER_JIT, start, end, nfde, nfre, hdr);
+	return jit_op(0, -1, start, end, nfde, nfre, hdr, NULL);
 }
 
-static inline int jit_replace(__u64 start, __u64 end, __u32 nfde,
-			      __u32 nfre, struct sframe_jit_header **hdr)
+/* A registry and its descriptor, for fork, COPY and REPLACE. */
+static inline int jit_register_fd(__u64 start, __u64 end, __u32 nfde,
+				  __u32 nfre, struct sframe_jit_header **hdr,
+				  int *fd)
 {
-	return jit_op(SFRAME_REPLACE_JIT, start, end, nfde, nfre, hdr);
+	return jit_op(0, -1, start, end, nfde, nfre, hdr, fd);
 }
 
+static inline int jit_replace(int src_fd, __u64 start, __u64 end,
+			      __u32 nfde, __u32 nfre,
+			      struct sframe_jit_header **hdr, int *fd)
+{
+	return jit_op(SFRAME_JIT_REPLACE, src_fd, start, end, nfde, nfre, hdr,
+		      fd);
+}
+
+static inline int jit_copy(int src_fd, __u64 start, __u64 end, __u32 nfde,
+			   __u32 nfre, struct sframe_jit_header **hdr,
+			   int *fd)
+{
+	return jit_op(SFRAME_JIT_COPY, src_fd, start, end, nfde, nfre, hdr,
+		      fd);
+}
+
+/* sframe_register(2) of a section and its text, the loader's way. */
 static inline int elf_register(__u64 addr, __u64 size, __u64 start,
 			       __u64 end)
 {
-	struct sframe_elf_args args = {
+	struct sframe_setup setup = {
 		.sframe_start	= addr,
 		.sframe_size	= size,
 		.text_start	= start,
 		.text_size	= end - start,
 	};
 
-	return sframe_register(SFRAME_REGISTER_ELF, &args, sizeof(args));
+	return sframe_register(&setup, sizeof(setup));
 }
 
-static inline int range_unregister(__u64 start, __u64 end)
+/* sframe_unregister(2) names a registration by its section alone. */
+static inline int elf_unregister(__u64 addr)
 {
-	struct sframe_unregister_args args = {
-		.text_start	= start,
-		.text_end	= end,
-	};
+	struct sframe_setup setup = { .sframe_start = addr };
 
-	return sframe_register(SFRAME_UNREGISTER, &args, sizeof(args));
+	return sframe_unregister(&setup, sizeof(setup));
 }
 
 /*
  * A registration attempt that must fail on overlap.  Capacities of one
  * keep it clear of the users' limit, which is checked before overlap.
+ * One that succeeds is never mapped, so closing its descriptor, as
+ * jit_op() does, unregisters it again.
  */
 static inline bool range_is_registered(__u64 start, __u64 end)
 {
 	return jit_register(start, end, 1, 1, NULL) == -EEXIST;
+}
+
+/* A line "@key:\t<number>" of /proc/self/fdinfo/@fd; -1 if none. */
+static inline long long fdinfo_field(int fd, const char *key)
+{
+	size_t len = strlen(key);
+	long long val = -1;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			val = strtoll(line + len + 1, NULL, 0);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
 }
 
 /*
@@ -354,12 +483,13 @@ static inline int munmap_err(void *addr, size_t len)
 	return munmap(addr, len) ? -errno : 0;
 }
 
-/* A code range and its registry. */
+/* A code range and its registry, mapped, with its descriptor. */
 struct jit_reg {
 	__u64 start;
 	__u64 end;
 	struct sframe_jit_header *hdr;
 	size_t size;
+	int fd;
 };
 
 static inline void jit_reg_new(struct __test_metadata *_metadata,
@@ -368,7 +498,9 @@ static inline void jit_reg_new(struct __test_metadata *_metadata,
 {
 	reg->start = start;
 	reg->end = end;
-	ASSERT_EQ(0, jit_register(start, end, nfde, nfre, &reg->hdr));
+	reg->fd = -1;
+	ASSERT_EQ(0, jit_register_fd(start, end, nfde, nfre, &reg->hdr,
+				     &reg->fd));
 	reg->size = mapping_size(reg->hdr);
 	ASSERT_NE(0U, reg->size);
 }
@@ -510,9 +642,10 @@ static inline int self_elf_register(const struct self_sframe *s)
 			    s->text_end);
 }
 
+/* binfmt_elf registered the section where PT_GNU_SFRAME is mapped. */
 static inline int self_elf_unregister(const struct self_sframe *s)
 {
-	return range_unregister(s->text_start, s->text_end);
+	return elf_unregister(s->sframe_start);
 }
 
 /*
@@ -587,6 +720,11 @@ static inline int copy_elf_register(struct sframe_copy *c)
 {
 	return elf_register((unsigned long)c->sframe, c->sframe_size,
 			    c->text_start, c->text_end);
+}
+
+static inline int copy_elf_unregister(struct sframe_copy *c)
+{
+	return elf_unregister((unsigned long)c->sframe);
 }
 
 /* Bytes in one descriptor, 0 for a version these tests do not parse. */

@@ -226,6 +226,10 @@ static void take_census(struct census *c, char *probe,
 
 /* ---- registrars ---------------------------------------------------- */
 
+/*
+ * A live slot's registry is mapped and registered; an orphan's is
+ * unmapped, so no longer registered, its descriptor kept for COPY.
+ */
 enum slot_state { SLOT_FREE, SLOT_LIVE, SLOT_ORPHAN };
 
 struct slot {
@@ -233,6 +237,8 @@ struct slot {
 	struct sframe_jit_header *h;
 	size_t size;
 	__u32 nfde, nfre;
+	__u32 count;		/* an orphan's published descriptors */
+	int fd;
 	enum slot_state state;
 };
 
@@ -241,7 +247,7 @@ struct registrar {
 	char name[16];
 	struct slot slot[REG_SLOTS];
 	__u64 seed;
-	unsigned long ops[4];	/* register, replace, unregister, unmap */
+	unsigned long ops[4];	/* register, replace, orphan or copy, unmap */
 };
 
 static void slot_register(struct registrar *r, struct slot *s)
@@ -250,8 +256,9 @@ static void slot_register(struct registrar *r, struct slot *s)
 
 	s->nfde = 1 + rnd(&r->seed) % 32;
 	s->nfre = 2 * s->nfde + rnd(&r->seed) % 16;
-	ret = jit_register(s->start, s->end, s->nfde, s->nfre, &s->h);
-	if (!check(r->name, "SFRAME_REGISTER_JIT", 0, ret))
+	ret = jit_register_fd(s->start, s->end, s->nfde, s->nfre, &s->h,
+			      &s->fd);
+	if (!check(r->name, "sframe_jit_open", 0, ret))
 		return;
 	s->size = s->h->map_size;
 	jit_fill(s->h, s->start, s->nfde, rnd(&r->seed));
@@ -264,24 +271,58 @@ static void slot_replace(struct registrar *r, struct slot *s)
 {
 	struct sframe_jit_header *h = NULL;
 	__u32 count = s->h->fde_count;
+	int fd = -1;
 	long ret;
 
 	s->nfde += rnd(&r->seed) % 8;
 	s->nfre += rnd(&r->seed) % 16;
-	ret = jit_replace(s->start, s->end, s->nfde, s->nfre, &h);
-	if (!check(r->name, "SFRAME_REPLACE_JIT", 0, ret))
+	ret = jit_replace(s->fd, s->start, s->end, s->nfde, s->nfre, &h, &fd);
+	if (!check(r->name, "SFRAME_JIT_REPLACE", 0, ret))
 		return;
 	check(r->name, "fde_count carried over", count, h->fde_count);
 	check(r->name, "munmap of the replaced registry", 0,
 	      munmap_err(s->h, s->size));
+	close(s->fd);
+	s->fd = fd;
 	s->h = h;
 	s->size = h->map_size;
 	r->ops[1]++;
 }
 
+/* Unmapping unregisters; the descriptor stays, unregistered. */
+static void slot_orphan(struct registrar *r, struct slot *s)
+{
+	s->count = s->h->fde_count;
+	check(r->name, "munmap", 0, munmap_err(s->h, s->size));
+	check(r->name, "registered after munmap", 0,
+	      fdinfo_field(s->fd, "registered"));
+	s->state = SLOT_ORPHAN;
+	r->ops[2]++;
+}
+
+/* A new registry from the orphan's records, as a forked child makes. */
+static void slot_copy(struct registrar *r, struct slot *s)
+{
+	int fd = -1;
+	long ret;
+
+	ret = jit_copy(s->fd, s->start, s->end, s->nfde, s->nfre, &s->h, &fd);
+	if (!check(r->name, "SFRAME_JIT_COPY", 0, ret))
+		return;
+	check(r->name, "fde_count copied", s->count, s->h->fde_count);
+	close(s->fd);
+	s->fd = fd;
+	s->size = s->h->map_size;
+	s->state = SLOT_LIVE;
+	r->ops[2]++;
+}
+
 static void slot_unmap(struct registrar *r, struct slot *s)
 {
-	check(r->name, "munmap", 0, munmap_err(s->h, s->size));
+	if (s->state == SLOT_LIVE)
+		check(r->name, "munmap", 0, munmap_err(s->h, s->size));
+	close(s->fd);
+	s->fd = -1;
 	s->state = SLOT_FREE;
 	r->ops[3]++;
 }
@@ -298,10 +339,7 @@ static void registrar_step(struct registrar *r, struct slot *s)
 			slot_replace(r, s);
 			break;
 		case 1:
-			if (check(r->name, "SFRAME_UNREGISTER", 0,
-				  range_unregister(s->start, s->end)))
-				s->state = SLOT_ORPHAN;
-			r->ops[2]++;
+			slot_orphan(r, s);
 			break;
 		default:
 			/* The mapping's close unregisters the range. */
@@ -310,16 +348,19 @@ static void registrar_step(struct registrar *r, struct slot *s)
 		}
 		break;
 	case SLOT_ORPHAN:
-		check(r->name, "SFRAME_UNREGISTER of an orphan", -ENOENT,
-		      range_unregister(s->start, s->end));
-		slot_unmap(r, s);
+		check(r->name, "registration of an orphan's range", 0,
+		      jit_register(s->start, s->end, 1, 1, NULL));
+		if (rnd(&r->seed) % 2)
+			slot_copy(r, s);
+		else
+			slot_unmap(r, s);
 		break;
 	}
 }
 
 /*
  * Each range must be registered exactly when the registrar believes it
- * is: unregistering says so, and leaves nothing behind.
+ * is: registering it again says so, and the end leaves nothing behind.
  */
 static void registrar_finish(struct registrar *r)
 {
@@ -328,17 +369,13 @@ static void registrar_finish(struct registrar *r)
 	for (i = 0; i < REG_SLOTS; i++) {
 		struct slot *s = &r->slot[i];
 
-		if (s->state == SLOT_FREE) {
-			check(r->name, "unregister of a free range", -ENOENT,
-			      range_unregister(s->start, s->end));
-			continue;
-		}
 		check(r->name, s->state == SLOT_LIVE ?
-		      "unregister of a live range at the end" :
-		      "unregister of an orphan at the end",
-		      s->state == SLOT_LIVE ? 0 : -ENOENT,
-		      range_unregister(s->start, s->end));
-		slot_unmap(r, s);
+		      "registration over a live range at the end" :
+		      "registration of a free range at the end",
+		      s->state == SLOT_LIVE ? -EEXIST : 0,
+		      jit_register(s->start, s->end, 1, 1, NULL));
+		if (s->state != SLOT_FREE)
+			slot_unmap(r, s);
 	}
 }
 
@@ -366,11 +403,11 @@ static void *elf_main(void *arg)
 	struct elf_thread *e = arg;
 
 	while (!should_stop()) {
-		if (!check("elf", "SFRAME_REGISTER_ELF", 0,
+		if (!check("elf", "sframe_register", 0,
 			   copy_elf_register(&e->copy)))
 			break;
-		check("elf", "SFRAME_UNREGISTER of the ELF range", 0,
-		      range_unregister(e->copy.text_start, e->copy.text_end));
+		check("elf", "sframe_unregister of the section", 0,
+		      copy_elf_unregister(&e->copy));
 		e->cycles++;
 	}
 	return NULL;
@@ -391,9 +428,13 @@ struct forker {
 
 /*
  * In the child of a threaded process: system calls only, no locks.
- * Registers a range of its own, replaces that registration by
- * unregistering and registering again, then drops some it inherited,
- * and exits with registrations live for exit to free.
+ * Registers a range of its own and replaces the registry, whose old
+ * mapping's munmap must leave the new registration alone; then, for
+ * some of the registrars' slots, finds their ranges free (no JIT
+ * registration is inherited) and copies what the inherited descriptor
+ * names, which the registrar may have been changing as the fork
+ * happened: a copy, or EBADF, or EINVAL for another file or shape.
+ * Exits with registrations live for exit to free.
  */
 static void child_register(struct forker *f)
 {
@@ -402,17 +443,17 @@ static void child_register(struct forker *f)
 	__u64 end = start + page_size();
 	struct sframe_jit_header *old, *h;
 	unsigned int i;
-	int ret;
+	int ret, fd;
 
-	if (jit_register(start, end, 4, 8, &old))
+	if (jit_register_fd(start, end, 4, 8, &old, &fd))
 		_exit(10);
 	jit_fill(old, start, 4, 1);
-	if (range_unregister(start, end))
+	if (jit_replace(fd, start, end, 8, 16, &h, NULL))
 		_exit(11);
-	if (jit_register(start, end, 8, 16, &h))
+	if (h->fde_count != 4)
 		_exit(12);
 	jit_fill(h, start, 8, 2);
-	/* The orphan's unmapping must leave the new registration alone. */
+	/* The old mapping's unmapping must leave the new registration. */
 	if (munmap(old, old->map_size))
 		_exit(13);
 	if (jit_register(start, end, 1, 1, NULL) != -EEXIST)
@@ -421,9 +462,12 @@ static void child_register(struct forker *f)
 		const struct registrar *r = &f->registrars[i % NR_REGISTRARS];
 		const struct slot *s = &r->slot[rnd(&f->seed) % REG_SLOTS];
 
-		ret = range_unregister(s->start, s->end);
-		if (ret && ret != -ENOENT)
+		if (jit_register(s->start, s->end, 1, 1, NULL))
 			_exit(15);
+		ret = jit_copy(s->fd, s->start, s->end, s->nfde, s->nfre,
+			       NULL, NULL);
+		if (ret && ret != -EBADF && ret != -EINVAL)
+			_exit(16);
 	}
 	_exit(0);
 }
@@ -467,9 +511,10 @@ static void *forker_main(void *arg)
  */
 static int exec_child_main(void)
 {
-	char *arena = arena_reserve(3);
-	struct sframe_jit_header *h[3];
-	int i;
+	char *arena = arena_reserve(4);
+	struct sframe_jit_header *h[3], *old;
+	__u64 first = (unsigned long)arena;
+	int i, fd;
 
 	if (arena == MAP_FAILED)
 		return 20;
@@ -478,23 +523,32 @@ static int exec_child_main(void)
 	for (i = 0; i < 3; i++) {
 		__u64 start = (unsigned long)arena + i * page_size();
 
-		if (jit_register(start, start + page_size(), 8, 16, &h[i]))
+		if (jit_register_fd(start, start + page_size(), 8, 16, &h[i],
+				    i ? NULL : &fd))
 			return 22;
 		jit_fill(h[i], start, 8, i);
 	}
 	if (registry_mappings() != 3)
 		return 23;
-	if (range_unregister((unsigned long)arena,
-			     (unsigned long)arena + page_size()))
+	old = h[0];
+	if (jit_replace(fd, first, first + page_size(), 8, 16, &h[0], NULL))
 		return 24;
-	/* Unregistered, the registry stays mapped until unmapped. */
-	if (registry_mappings() != 3)
+	close(fd);
+	/* Replaced, the old registry stays mapped until unmapped. */
+	if (registry_mappings() != 4)
 		return 25;
-	if (munmap(h[0], h[0]->map_size) || registry_mappings() != 2)
+	if (munmap(old, old->map_size) || registry_mappings() != 3)
 		return 26;
-	if (range_unregister((unsigned long)arena,
-			     (unsigned long)arena + page_size()) != -ENOENT)
+	if (jit_register(first, first + page_size(), 1, 1, NULL) != -EEXIST)
 		return 27;
+	if (munmap(h[0], h[0]->map_size) || registry_mappings() != 2)
+		return 28;
+	if (jit_register(first, first + page_size(), 1, 1, NULL))
+		return 29;
+	/* Never mapped: its descriptor alone holds it, exit closes it. */
+	if (jit_register_fd(first + 3 * page_size(), first + 4 * page_size(),
+			    8, 16, NULL, &fd))
+		return 30;
 	return 0;
 }
 
@@ -598,7 +652,7 @@ static int jit_setup(struct jit *j, const char *name, __u64 seed)
 	size_t ps = page_size();
 	struct sframe_jit_header *h = NULL;
 	unsigned int i;
-	int ret;
+	int ret, fd = -1;
 
 	memset(j, 0, sizeof(*j));
 	snprintf(j->name, sizeof(j->name), "%s", name);
@@ -618,12 +672,15 @@ static int jit_setup(struct jit *j, const char *name, __u64 seed)
 	jit_run(j);
 	j->want[1] = j->data->ret[FN_LEAF];
 	j->want[2] = j->data->ret[FN_OUTER];
-	ret = jit_register_counted((unsigned long)j->map,
-				   (unsigned long)j->map + JIT_PAGES * ps, 64,
-				   256, &h);
+	ret = jit_op_flags(SFRAME_JIT_F_STATS, -1, (unsigned long)j->map,
+			   (unsigned long)j->map + JIT_PAGES * ps, 64, 256, 0,
+			   &h, &fd);
 	if (ret)
 		return ret;
-	if (jit_registry_attach(&j->reg, h))
+	ret = jit_registry_attach(&j->reg, h);
+	/* Kept for SFRAME_JIT_REPLACE; jit_registry_unmap() closes it. */
+	j->reg.fd = fd;
+	if (ret)
 		return -EPROTO;
 	for (i = 0; i < NR_FNS; i++)
 		if (jit_registry_append(&j->reg, &j->fn[i]))
@@ -752,18 +809,19 @@ static void producer_replace(struct jit *j)
 	struct sframe_jit_header *old = r->hdr, *h = NULL;
 	struct sframe_jit_stats s = jit_registry_stats(old);
 	__u32 nfde = r->fde_capacity, nfre = r->fre_capacity;
+	int fd = -1;
 
 	if (nfde < 1024 && rnd(&j->seed) % 2) {
 		nfde *= 2;
 		nfre *= 2;
 	}
-	if (!check(j->name, "SFRAME_REPLACE_JIT", 0,
-		   jit_replace_counted(r->text_start, r->text_end, nfde, nfre,
-				       &h)))
+	if (!check(j->name, "SFRAME_JIT_REPLACE", 0,
+		   jit_replace_counted(r->fd, r->text_start, r->text_end, nfde,
+				       nfre, &h, &fd)))
 		return;
 	check(j->name, "fde_count carried over", r->nr_fdes, h->fde_count);
 	if (!check(j->name, "layout of the new registry", 0,
-		   jit_registry_move(r, h)))
+		   jit_registry_move(r, h, fd)))
 		return;
 	stats_add(&j->stats, &s);
 	check(j->name, "munmap of the replaced registry", 0,
@@ -1357,6 +1415,7 @@ TEST_F_TIMEOUT(stress, everything_at_once_loses_and_leaks_nothing, 1800)
 			s->start = (unsigned long)self->arena +
 				   (i * REG_SLOTS + k) * page_size();
 			s->end = s->start + page_size();
+			s->fd = -1;
 		}
 	}
 	for (i = 0; i <= NR_PRODUCERS; i++) {
@@ -1416,7 +1475,7 @@ TEST_F_TIMEOUT(stress, everything_at_once_loses_and_leaks_nothing, 1800)
 	munmap(elf.copy.map, elf.copy.map_size);
 
 	for (i = 0; i < NR_REGISTRARS; i++)
-		TH_LOG("%s: %lu registered, %lu replaced, %lu unregistered, %lu unmapped",
+		TH_LOG("%s: %lu registered, %lu replaced, %lu orphaned or copied, %lu unmapped",
 		       reg[i].name, reg[i].ops[0], reg[i].ops[1],
 		       reg[i].ops[2], reg[i].ops[3]);
 	TH_LOG("elf: %lu register/unregister cycles", elf.cycles);
