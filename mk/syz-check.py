@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
-"""Check the syzkaller description of sframe_register(2) against the uapi
-header, so that the two cannot drift apart.
+"""Check the syzkaller description of sframe_jit_open(2),
+sframe_register(2) and sframe_unregister(2) against the uapi headers, so
+that the two cannot drift apart.
 
-    mk/syz-check.py [--header H] [--desc D] [--const C] [--sframe-h S]
+    mk/syz-check.py [--header H] [--jit-header J] [--desc D] [--const C]
+                    [--sframe-h S]
     mk/syz-check.py --write-const     # regenerate the .const file
     mk/syz-check.py --self-test       # the check, then mutated copies
 
-The header's facts come from the compiler: a small C program built
-against include/uapi/linux/sframe.h prints the value of every constant
-it defines (macros and enumerators) and sizeof/offsetof of every struct
-and field.  The description is parsed here.  The check fails on:
-  - an operation of enum sframe_op without its sframe_register$OP call,
-    or a call for an operation the header lacks;
-  - a flag set (enum E -> set E, "/* struct X.field */" macros -> set
+The headers' facts come from the compiler: a small C program built
+against include/uapi/linux/sframe.h and sframe_jit.h prints the value of
+every constant they define (macros and enumerators) and sizeof/offsetof
+of every struct and field.  The system calls come from the x86_64 table
+of patches/sframe-syscall.patch.  The description is parsed here.  The
+check fails on:
+  - a system call of the table (sframe_*) without its plain call in the
+    description, or an sframe_* call the table lacks;
+  - a flag set (enum E -> set E; "/* struct X.field */" macros, or
+    macros after a comment that starts "struct X.field:" -> set
     X_field) with a missing or extra value;
+  - a versioned structure whose size is not its SIZE_VER0 constant;
   - a header constant the description never names, or an SFRAME_* name
     the header does not define;
   - a .const value that differs from the compiler's, a constant the
@@ -36,6 +42,7 @@ import tempfile
 
 TOP = os.path.realpath(os.path.join(os.path.dirname(__file__), ".."))
 HEADER = os.path.join(TOP, "include/uapi/linux/sframe.h")
+JIT_HEADER = os.path.join(TOP, "include/uapi/linux/sframe_jit.h")
 DESC = os.path.join(TOP, "syzkaller/sys/linux/sframe.txt")
 CONST = DESC + ".const"
 SFRAME_H = os.path.join(TOP, "kernel/unwind/sframe.h")
@@ -51,6 +58,16 @@ SMP_CACHE_BYTES = 64
 HOST_CONSTS = {
     "AT_FDCWD": "<fcntl.h>",
     "O_RDWR": "<fcntl.h>",
+    "SEEK_END": "<stdio.h>",
+    "MAP_SHARED": "<sys/mman.h>",
+    "MAP_PRIVATE": "<sys/mman.h>",
+    "MAP_FIXED": "<sys/mman.h>",
+}
+
+# The structures whose first published size a constant names.
+VERSIONED = {
+    "sframe_setup": "SFRAME_SETUP_SIZE_VER0",
+    "sframe_jit_args": "SFRAME_JIT_ARGS_SIZE_VER0",
 }
 
 
@@ -69,9 +86,9 @@ def strip_c_comments(text):
                   text, flags=re.S)
 
 
-def parse_header(path):
-    """Enums, macro groups, macros and structs of the uapi header."""
-    raw = open(path).read()
+def parse_header(paths):
+    """Enums, macro groups, macros and structs of the uapi headers."""
+    raw = "\n".join(open(p).read() for p in paths)
     enums = {}
     for m in re.finditer(r"enum\s+(\w+)\s*\{(.*?)\}\s*;",
                          strip_c_comments(raw), re.S):
@@ -82,10 +99,11 @@ def parse_header(path):
     groups = {}
     group = None
     for line in raw.splitlines():
-        g = re.match(r"/\* struct (\w+)\.(\w+) \*/$", line.strip())
+        g = re.match(r"/\* struct (\w+)\.(\w+) \*/$", line.strip()) or \
+            re.match(r"/?\*\s*struct (\w+)\.(\w+):", line.strip())
         if g:
             group = "%s_%s" % (g.group(1), g.group(2))
-            groups[group] = []
+            groups.setdefault(group, [])
             continue
         if not line.strip():
             group = None
@@ -110,12 +128,14 @@ def parse_header(path):
     return enums, groups, macros, structs
 
 
-def compile_facts(header, enums, macros, structs, sframe_h):
+def compile_facts(headers, enums, macros, structs, sframe_h):
     """Values, sizes and offsets, as the compiler sees them."""
     names = [n for e in enums.values() for n in e] + macros
     lines = ["#include <stdio.h>", "#include <stddef.h>",
-             "#include <fcntl.h>", "#include <sys/syscall.h>",
-             '#include "%s"' % header, "int main(void)", "{"]
+             "#include <fcntl.h>", "#include <sys/mman.h>",
+             "#include <sys/syscall.h>"]
+    lines += ['#include "%s"' % h for h in headers]
+    lines += ["int main(void)", "{"]
     for n in names:
         lines.append('\tprintf("const %s %%llu\\n", '
                      '(unsigned long long)(%s));' % (n, n))
@@ -142,7 +162,7 @@ def compile_facts(header, enums, macros, structs, sframe_h):
         if r.returncode:
             sys.stderr.write(r.stderr)
             raise SystemExit("syz-check: the C program over %s does not "
-                             "build" % header)
+                             "build" % " and ".join(headers))
         out = subprocess.run([exe], capture_output=True, text=True,
                              check=True).stdout
     finally:
@@ -164,20 +184,26 @@ def compile_facts(header, enums, macros, structs, sframe_h):
     return values, sizes, fields, kernel_defs
 
 
-def syscall_numbers():
-    """__NR_* of x86_64: ours from the patched table, the rest the host's."""
-    nr = {}
+def our_syscalls():
+    """The sframe_* system calls of the patched x86_64 table: name -> nr."""
     patch = open(SYSCALL_PATCH).read()
     # The x86_64 table's hunk: other tables give other numbers (alpha's).
     x86 = re.search(r"^diff --git a/arch/x86/entry/syscalls/syscall_64\.tbl"
                     r".*?(?=^diff --git |\Z)", patch, re.M | re.S)
-    m = x86 and re.search(r"^\+(\d+)\s+common\s+sframe_register\s",
-                          x86.group(0), re.M)
-    if not m:
-        raise SystemExit("syz-check: no sframe_register line in %s"
-                         % SYSCALL_PATCH)
-    nr["__NR_sframe_register"] = int(m.group(1))
-    names = ["openat", "pwrite64", "munmap", "mremap", "mprotect", "madvise"]
+    calls = dict((m.group(2), int(m.group(1))) for m in re.finditer(
+        r"^\+(\d+)\s+common\s+(sframe_\w+)\s", x86.group(0) if x86 else "",
+        re.M))
+    if not calls:
+        raise SystemExit("syz-check: no sframe_* line in the x86_64 table "
+                         "of %s" % SYSCALL_PATCH)
+    return calls
+
+
+def syscall_numbers():
+    """__NR_* of x86_64: ours from the patched table, the rest the host's."""
+    nr = dict(("__NR_" + n, v) for n, v in our_syscalls().items())
+    names = ["openat", "pwrite64", "munmap", "mremap", "mprotect", "madvise",
+             "mmap", "lseek"]
     prog = "#include <sys/syscall.h>\n" + "".join(
         "N_%s=__NR_%s\n" % (n, n) for n in names)
     out = subprocess.run(["gcc", "-E", "-P", "-"], input=prog,
@@ -190,13 +216,18 @@ def syscall_numbers():
 # ---- the description -----------------------------------------------------
 
 INT_SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "intptr": 8,
-            "vma": 8, "vma64": 8, "ptr64": 8, "fileoff": 8}
+            "vma": 8, "vma64": 8, "ptr64": 8, "fileoff": 8, "fd": 4}
+
+# Resources of the description: name -> the type they are made of.
+RESOURCES = {}
 
 
 def parse_desc(path):
     text = open(path).read()
     body = "\n".join(re.sub(r"#.*", "", line) for line in text.splitlines())
     structs, attrs, sets, calls = {}, {}, {}, []
+    for m in re.finditer(r"^resource\s+(\w+)\[(\w+)\]", body, re.M):
+        RESOURCES[m.group(1)] = m.group(2)
     for m in re.finditer(r"^(\w+)\s*\{\n(.*?)^\}\s*(\[[^\]]*\])?", body,
                          re.S | re.M):
         fields = []
@@ -238,6 +269,8 @@ def type_layout(t, structs, attrs):
     """(size, align) of a description type; size None if variable."""
     m = re.match(r"(\w+)(?:\[(.*)\])?$", t)
     name, args = m.group(1), split_args(m.group(2) or "")
+    while name in RESOURCES:
+        name = RESOURCES[name]
     if name in INT_SIZE:
         return INT_SIZE[name], INT_SIZE[name]
     if name in ("const", "flags", "len", "bytesize", "bitsize"):
@@ -283,32 +316,34 @@ def parse_const(path):
 
 # ---- the checks -------------------------------------------------------------
 
-def check(header, desc, const, sframe_h, fail):
-    enums, groups, macros, hstructs = parse_header(header)
-    values, sizes, cfields, kdefs = compile_facts(header, enums, macros,
+def check(headers, desc, const, sframe_h, fail):
+    enums, groups, macros, hstructs = parse_header(headers)
+    values, sizes, cfields, kdefs = compile_facts(headers, enums, macros,
                                                   hstructs, sframe_h)
     dstructs, dattrs, sets, calls, idents = parse_desc(desc)
     header_consts = set(n for e in enums.values() for n in e) | \
         set(m for m in macros if not m.startswith("_"))
 
-    # Operations: one sframe_register$OP per enumerator, and no other.
-    ops = set(enums.get("sframe_op", []))
-    if not ops:
-        fail.add("header: no enum sframe_op")
-    called = set()
-    for name, variant, args in calls:
-        if name != "sframe_register" or not variant:
-            continue
-        m = re.match(r"op const\[(\w+)\]", args)
-        if not m:
-            fail.add("sframe_register$%s: op is not a const" % variant)
-            continue
-        called.add(m.group(1))
-        if m.group(1) not in ops:
-            fail.add("sframe_register$%s: op %s is not in enum sframe_op"
-                     % (variant, m.group(1)))
-    for op in sorted(ops - called):
-        fail.add("op %s has no sframe_register$%s call" % (op, op))
+    # System calls: each of the table's has its plain call, described
+    # with no variant, and no sframe_* call is one the table lacks.
+    table = our_syscalls()
+    plain = set(name for name, variant, _ in calls if not variant)
+    for name in sorted(table):
+        if name not in plain:
+            fail.add("system call %s has no plain %s call in the "
+                     "description" % (name, name))
+    for name in sorted(set(n for n, _, _ in calls if n.startswith("sframe_"))):
+        if name not in table:
+            fail.add("call %s is not a system call of the kernel's table"
+                     % name)
+
+    # Versioned structures: the size constant names the structure's size.
+    for s, c in sorted(VERSIONED.items()):
+        if s in sizes and c in values and sizes[s] != values[c]:
+            fail.add("struct %s: %d bytes, %s is %d"
+                     % (s, sizes[s], c, values[c]))
+        elif s not in sizes or c not in values:
+            fail.add("header: no struct %s or no %s" % (s, c))
 
     # Flag sets: enums and "/* struct X.field */" macro groups.
     wanted = dict(enums)
@@ -449,16 +484,16 @@ def check_section(dstructs, dattrs, kdefs, fail):
                      % (f, k, kdefs.get(k)))
 
 
-def write_const(header, desc, const, sframe_h):
-    enums, groups, macros, hstructs = parse_header(header)
-    values = compile_facts(header, enums, macros, hstructs, sframe_h)[0]
+def write_const(headers, desc, const, sframe_h):
+    enums, groups, macros, hstructs = parse_header(headers)
+    values = compile_facts(headers, enums, macros, hstructs, sframe_h)[0]
     _, _, _, calls, idents = parse_desc(desc)
     header_consts = set(n for e in enums.values() for n in e) | set(macros)
     used = set(i for i in idents if i in header_consts or i in HOST_CONSTS)
     used |= set("__NR_" + name for name, _, _ in calls)
     with open(const, "w") as fp:
         fp.write("# Generated by mk/syz-check.py --write-const from "
-                 "include/uapi/linux/sframe.h.\n")
+                 "include/uapi/linux/sframe.h and sframe_jit.h.\n")
         fp.write("arches = amd64\n")
         for n in sorted(used):
             fp.write("%s = %d\n" % (n, values[n]))
@@ -469,27 +504,31 @@ def write_const(header, desc, const, sframe_h):
 
 # (what, file, old, new, text the failure must contain)
 MUTATIONS = [
-    ("an op code dropped from the op set", "desc",
-     "sframe_op = SFRAME_REGISTER_JIT, ", "sframe_op = ",
-     "flag set sframe_op lacks SFRAME_REGISTER_JIT"),
-    ("an op the header lacks", "desc",
-     "sframe_op = SFRAME_REGISTER_JIT,",
-     "sframe_op = SFRAME_FORK_JIT, SFRAME_REGISTER_JIT,",
-     "flag set sframe_op has SFRAME_FORK_JIT"),
-    ("an op's call removed", "desc",
-     "sframe_register$SFRAME_UNREGISTER(op const[SFRAME_UNREGISTER]",
-     "sframe_register$SFRAME_UNREGISTER(op const[SFRAME_REGISTER_ELF]",
-     "op SFRAME_UNREGISTER has no sframe_register$SFRAME_UNREGISTER call"),
-    ("a new op in the header", "header",
-     "\tSFRAME_UNREGISTER\t= 4,\n",
-     "\tSFRAME_UNREGISTER\t= 4,\n\tSFRAME_QUERY\t= 5,\n",
-     "flag set sframe_op lacks SFRAME_QUERY"),
+    ("a system call's plain call removed", "desc",
+     "sframe_unregister(setup ptr[in, sframe_setup_unregister]",
+     "sframe_deregister(setup ptr[in, sframe_setup_unregister]",
+     "system call sframe_unregister has no plain sframe_unregister call"),
+    ("a call the kernel's table lacks", "desc",
+     "sframe_register$sizes(setup", "sframe_register_elf$sizes(setup",
+     "call sframe_register_elf is not a system call of the kernel's table"),
+    ("a registry flag dropped from its set", "desc",
+     ", SFRAME_JIT_REPLACE, SFRAME_JIT_COPY\n", ", SFRAME_JIT_REPLACE\n",
+     "flag set sframe_jit_args_flags lacks SFRAME_JIT_COPY"),
+    ("a registry flag the header lacks", "desc",
+     ", SFRAME_JIT_REPLACE, SFRAME_JIT_COPY\n",
+     ", SFRAME_JIT_REPLACE, SFRAME_JIT_COPY, SFRAME_JIT_FORK\n",
+     "flag set sframe_jit_args_flags has SFRAME_JIT_FORK"),
+    ("a new registry flag in the header", "jit_header",
+     "#define SFRAME_JIT_COPY\t\t0x8\n",
+     "#define SFRAME_JIT_COPY\t\t0x8\n/*\n * struct sframe_jit_args.flags: "
+     "pinned.\n */\n#define SFRAME_JIT_PIN\t\t0x10\n",
+     "flag set sframe_jit_args_flags lacks SFRAME_JIT_PIN"),
     ("a frame-row flag dropped", "desc",
      "sframe_jit_fre_flags = SFRAME_JIT_FRE_FP_SAVED, "
      "SFRAME_JIT_FRE_RA_UNDEFINED",
      "sframe_jit_fre_flags = SFRAME_JIT_FRE_FP_SAVED",
      "flag set sframe_jit_fre_flags lacks SFRAME_JIT_FRE_RA_UNDEFINED"),
-    ("a new descriptor flag in the header", "header",
+    ("a new descriptor flag in the header", "jit_header",
      "#define SFRAME_JIT_FDE_TOMBSTONE\t0x0001\t/* function reclaimed */\n",
      "#define SFRAME_JIT_FDE_TOMBSTONE\t0x0001\t/* function reclaimed */\n"
      "#define SFRAME_JIT_FDE_COLD\t0x0002\n",
@@ -497,24 +536,38 @@ MUTATIONS = [
     ("a constant's value changed in the .const file", "const",
      "SFRAME_JIT_MAX_FDES = 4194304", "SFRAME_JIT_MAX_FDES = 4194303",
      "SFRAME_JIT_MAX_FDES = 4194303, the header says 4194304"),
-    ("a constant's value changed in the header", "header",
+    ("a system call's number changed in the .const file", "const",
+     "__NR_sframe_jit_open = 472", "__NR_sframe_jit_open = 473",
+     "__NR_sframe_jit_open = 473, the header says 472"),
+    ("a constant's value changed in the header", "jit_header",
      "#define SFRAME_JIT_MAGIC\t0x54494a53",
      "#define SFRAME_JIT_MAGIC\t0x54494a54",
      "SFRAME_JIT_MAGIC = 1414089299, the header says 1414089300"),
     ("a constant missing from the .const file", "const",
-     "SFRAME_ELF_MAX_SIZE = 67108864\n", "",
-     "sframe.txt.const: SFRAME_ELF_MAX_SIZE is missing"),
-    ("a header constant the description never names", "header",
+     "SFRAME_MAX_SIZE = 67108864\n", "",
+     "sframe.txt.const: SFRAME_MAX_SIZE is missing"),
+    ("a header constant the description never names", "jit_header",
      "#define SFRAME_JIT_VERSION\t1\n",
      "#define SFRAME_JIT_VERSION\t1\n#define SFRAME_JIT_MIN_FDES\t1\n",
      "constant SFRAME_JIT_MIN_FDES of the header is not in the description"),
+    ("a loader's constant the description never names", "header",
+     "#define SFRAME_SETUP_SIZE_VER0\t32\n",
+     "#define SFRAME_SETUP_SIZE_VER0\t32\n#define SFRAME_SETUP_MIN\t16\n",
+     "constant SFRAME_SETUP_MIN of the header is not in the description"),
+    ("a versioned structure's size constant wrong", "header",
+     "#define SFRAME_SETUP_SIZE_VER0\t32\n",
+     "#define SFRAME_SETUP_SIZE_VER0\t24\n",
+     "struct sframe_setup: 32 bytes, SFRAME_SETUP_SIZE_VER0 is 24"),
     ("a struct field missing", "desc",
      "\tfre_count\tint32[0:17]\n", "",
      "struct sframe_jit_fde: field fre_count is missing"),
+    ("the registry arguments' source descriptor missing", "desc",
+     "\tsrc_fd\t\tfd_sframe_jit\n", "",
+     "struct sframe_jit_args: field src_fd is missing"),
     ("a struct field the header lacks", "desc",
-     "\tsframe_size\tflags[sframe_elf_sizes, int64]\n",
-     "\tsframe_size\tflags[sframe_elf_sizes, int64]\n\tpad\tint64\n",
-     "struct sframe_elf_args: field pad is not in the header"),
+     "\tsframe_size\tflags[sframe_sizes, int64]\n",
+     "\tsframe_size\tflags[sframe_sizes, int64]\n\tpad\tint64\n",
+     "struct sframe_setup: field pad is not in the header"),
     ("two fields swapped", "desc",
      "\tstart_off\tint32[0:4096]\n\tcfa_off\t\tint32\n",
      "\tcfa_off\t\tint32\n\tstart_off\tint32[0:4096]\n",
@@ -527,9 +580,12 @@ MUTATIONS = [
      "\ttype\t\tflags[sframe_jit_fde_type, int8]\n\tgap\tint8\n"
      "\trep_size\tint8\n",
      "struct sframe_jit_fde: field rep_size at offset 24, the header's at 23"),
-    ("a field grown in the header", "header",
+    ("a field grown in the header", "jit_header",
      "\t__u32 map_size;", "\t__u64 map_size;",
      "struct sframe_jit_header: field map_size has size 4, the header's 8"),
+    ("a loader's field grown in the header", "header",
+     "\t__u64 text_size;", "\t__u64 text_size;\n\t__u64 flags;",
+     "struct sframe_setup: field flags is missing"),
     ("the registry image's padding wrong", "desc",
      "\theader_pad\tarray[const[0, int8], 3864]\n\tfde\t\tsframe_jit_fde\n",
      "\theader_pad\tarray[const[0, int8], 3856]\n\tfde\t\tsframe_jit_fde\n",
@@ -557,18 +613,21 @@ def self_test(args):
             print("not ok - %s" % what)
 
     fail = Failures()
-    check(args.header, args.desc, args.const, args.sframe_h, fail)
+    check([args.header, args.jit_header], args.desc, args.const,
+          args.sframe_h, fail)
     for f in fail.items:
         print("  " + f)
-    report(not fail.items, "the description matches the header")
+    report(not fail.items, "the description matches the headers")
 
     tmp = tempfile.mkdtemp(prefix="syz-check-self.")
     try:
         for what, which, old, new, expect in MUTATIONS:
             paths = {"header": os.path.join(tmp, "sframe.h"),
+                     "jit_header": os.path.join(tmp, "sframe_jit.h"),
                      "desc": os.path.join(tmp, "sframe.txt"),
                      "const": os.path.join(tmp, "sframe.txt.const")}
             shutil.copy(args.header, paths["header"])
+            shutil.copy(args.jit_header, paths["jit_header"])
             shutil.copy(args.desc, paths["desc"])
             shutil.copy(args.const, paths["const"])
             text = open(paths[which]).read()
@@ -580,8 +639,8 @@ def self_test(args):
             with open(paths[which], "w") as fp:
                 fp.write(text.replace(old, new))
             fail = Failures()
-            check(paths["header"], paths["desc"], paths["const"],
-                  args.sframe_h, fail)
+            check([paths["header"], paths["jit_header"]], paths["desc"],
+                  paths["const"], args.sframe_h, fail)
             hit = [f for f in fail.items if expect in f]
             if not hit:
                 print("  expected a failure with %r; got %r"
@@ -596,19 +655,21 @@ def self_test(args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--header", default=HEADER)
+    ap.add_argument("--jit-header", default=JIT_HEADER)
     ap.add_argument("--desc", default=DESC)
     ap.add_argument("--const", default=CONST)
     ap.add_argument("--sframe-h", default=SFRAME_H)
     ap.add_argument("--write-const", action="store_true")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
+    headers = [args.header, args.jit_header]
     if args.write_const:
-        write_const(args.header, args.desc, args.const, args.sframe_h)
+        write_const(headers, args.desc, args.const, args.sframe_h)
         return 0
     if args.self_test:
         return self_test(args)
     fail = Failures()
-    check(args.header, args.desc, args.const, args.sframe_h, fail)
+    check(headers, args.desc, args.const, args.sframe_h, fail)
     for f in fail.items:
         print("syz-check: " + f)
     print("syz-check: %s" % ("%d failures" % len(fail.items)

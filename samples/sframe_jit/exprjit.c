@@ -1406,7 +1406,7 @@ static int run_demo(const char *file, const char *src, const char *entry,
 	printf("exprjit: %d functions, %u bytes of x86-64 at %p, rows %s\n",
 	       prog.nr_funcs, j.len, (void *)j.code,
 	       j.kernel ? "in a kernel registry" :
-	       "in a private table (no sframe_register(2) here)");
+	       "in a private table (no sframe_jit_open(2) here)");
 	for (i = 0; i < threads; i++)
 		demo[i] = (struct demo_thread){
 			.j = &j, .func = f, .seconds = seconds,

@@ -4,7 +4,7 @@
  * functions and a run of stubs, publishes their unwind rows, runs them,
  * imports the .sframe of code it copies from its own executable (built
  * with -Wa,--gsframe), and retires, compacts and grows.  Where the kernel
- * lacks sframe_register(2) it keeps a private table (with the same perf
+ * lacks sframe_jit_open(2) it keeps a private table (with the same perf
  * map), which is what a JIT would do too.
  *
  *	sframe_jit_example [--check]
@@ -124,7 +124,7 @@ static int run(void)
 	err = sframe_jit_create((unsigned long)code,
 				(unsigned long)code + CODE_SIZE, &opts, &reg);
 	if (err == -ENOSYS) {
-		printf("no sframe_register(2) here: a private table\n");
+		printf("no sframe_jit_open(2) here: a private table\n");
 		opts.flags |= SFRAME_JIT_F_NO_KERNEL;
 		err = sframe_jit_create((unsigned long)code,
 					(unsigned long)code + CODE_SIZE, &opts,

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Where registries come from: sframe_register(2), or private memory laid
+ * Where registries come from: sframe_jit_open(2), or private memory laid
  * out exactly as the kernel lays a registry out (the header page, the
  * descriptor area at fde_off, the rows at fre_off aligned to 64 bytes,
  * for a compact registry the rules at rule_off aligned the same, the
  * whole rounded up to pages).  See the "Layout" section of
  * Documentation/userspace-api/sframe.rst.
+ *
+ * A kernel registry is a file: sframe_jit_open(2) returns its
+ * descriptor, already registered, and the process maps it once.  The
+ * library keeps the descriptor with the mapping, because a child made by
+ * fork() has neither the mapping (it is VM_DONTCOPY) nor the
+ * registration, and needs the descriptor it inherits to copy the
+ * parent's registry into one of its own (registry.c, "fork()").
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,45 +23,100 @@
 
 #include "sframe_jit_internal.h"
 
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#ifndef __NR_sframe_jit_open
+#define __NR_sframe_jit_open 472
 #endif
 
 /* The kernel aligns the row and rule areas to SMP_CACHE_BYTES, 64 on x86. */
 #define SFRAME_JIT_FRE_ALIGN	64
+
+/* Flags that say what a registry holds, and those that name a source. */
+#define KIND_FLAGS	(SFRAME_JIT_F_COMPACT | SFRAME_JIT_F_STATS)
+#define SRC_FLAGS	(SFRAME_JIT_REPLACE | SFRAME_JIT_COPY)
 
 /*
  * The sysctl comes with the system call.  Without it the number may
  * belong to another call on a kernel newer than the series (472 is the
  * first number mainline has not assigned yet), which must never be made.
  */
-static long sframe_register(unsigned int op, struct sframe_jit_args *args)
+static int sframe_jit_open(struct sframe_jit_args *args)
 {
 	long ret;
 
 	if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK))
 		return -ENOSYS;
-	ret = syscall(__NR_sframe_register, op, args, sizeof(*args));
-	return ret == -1 ? -errno : ret;
+	ret = syscall(__NR_sframe_jit_open, args, sizeof(*args));
+	return ret == -1 ? -errno : (int)ret;
 }
 
-static long kernel_create(void *priv, const struct sframe_jit_args *args)
+/*
+ * Map the registry of @fd as the kernel allows it to be mapped: once,
+ * whole, shared, never executable.  On failure the descriptor is
+ * closed, which ends the registration of a registry never mapped.
+ */
+static long kernel_map(int fd, int *fdp)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	void *p;
+	int err;
+
+	if (size <= 0) {
+		err = size ? -errno : -EPROTO;
+		close(fd);
+		return err;
+	}
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	*fdp = fd;
+	return (long)p;
+}
+
+static long kernel_open(struct sframe_jit_args *args, int *fdp)
+{
+	int fd = sframe_jit_open(args);
+
+	if (fd < 0)
+		return fd;
+	return kernel_map(fd, fdp);
+}
+
+static long kernel_create(void *priv, const struct sframe_jit_args *args,
+			  int *fdp)
 {
 	struct sframe_jit_args a = *args;
 
 	(void)priv;
-	return sframe_register(SFRAME_REGISTER_JIT, &a);
+	a.flags &= ~SRC_FLAGS;
+	return kernel_open(&a, fdp);
 }
 
 static long kernel_replace(void *priv, const struct sframe_jit_args *args,
-			   const struct sframe_jit_header *old)
+			   const struct sframe_jit_header *old, int old_fd,
+			   int *fdp)
 {
 	struct sframe_jit_args a = *args;
 
-	/* The kernel finds the old registry by its range. */
+	/* The kernel finds the old registry by its descriptor. */
 	(void)priv;
 	(void)old;
-	return sframe_register(SFRAME_REPLACE_JIT, &a);
+	a.flags = (a.flags & ~SRC_FLAGS) | SFRAME_JIT_REPLACE;
+	a.src_fd = old_fd;
+	return kernel_open(&a, fdp);
+}
+
+static long kernel_copy(void *priv, const struct sframe_jit_args *args,
+			int src_fd, int *fdp)
+{
+	struct sframe_jit_args a = *args;
+
+	(void)priv;
+	a.flags = (a.flags & ~SRC_FLAGS) | SFRAME_JIT_COPY;
+	a.src_fd = src_fd;
+	return kernel_open(&a, fdp);
 }
 
 /**
@@ -62,19 +124,24 @@ static long kernel_replace(void *priv, const struct sframe_jit_args *args,
  * @priv: unused.
  * @addr: the mapping.
  * @size: its map_size.
+ * @fd: the registry's descriptor; -1 for private memory.
  *
  * Unmapping the registry registered for a range unregisters it; an old,
- * replaced one only goes away.
+ * replaced one only goes away.  Closing the descriptor then lets the
+ * kernel free the registry and give back what it charged for it.
  */
-void sframe_jit__unmap(void *priv, void *addr, size_t size)
+void sframe_jit__unmap(void *priv, void *addr, size_t size, int fd)
 {
 	(void)priv;
 	munmap(addr, size);
+	if (fd >= 0)
+		close(fd);
 }
 
 const struct sframe_jit_backend sframe_jit__kernel_backend = {
 	.create		= kernel_create,
 	.replace	= kernel_replace,
+	.copy		= kernel_copy,
 	.unmap		= sframe_jit__unmap,
 	.kernel		= true,
 };
@@ -94,12 +161,20 @@ static uint64_t align_up(uint64_t x, uint64_t a)
 	return (x + a - 1) & ~(a - 1);
 }
 
-/* The checks SFRAME_REGISTER_JIT makes of its arguments. */
+/*
+ * The checks sframe_jit_open(2) makes of its arguments, in its order:
+ * flags, the reserved field, the range, the capacities, the rules.
+ * Whether the range is below TASK_SIZE only the kernel knows.
+ */
 static int mem_check_args(const struct sframe_jit_args *args)
 {
 	bool compact = args->flags & SFRAME_JIT_F_COMPACT;
 
-	if (args->flags & ~SFRAME_JIT_F_COMPACT)
+	if (args->flags & ~(KIND_FLAGS | SRC_FLAGS))
+		return -EINVAL;
+	if ((args->flags & SRC_FLAGS) == SRC_FLAGS)
+		return -EINVAL;
+	if (args->__reserved)
 		return -EINVAL;
 	if (args->text_start >= args->text_end)
 		return -EINVAL;
@@ -201,7 +276,7 @@ mem_map(const struct sframe_jit_mem_layout *layout,
 	h->header_size = l.header_size;
 	h->fde_stride = l.fde_stride;
 	h->fre_stride = l.fre_stride;
-	h->flags = args->flags;
+	h->flags = args->flags & KIND_FLAGS;
 	h->text_start = args->text_start;
 	h->text_end = args->text_end;
 	h->fde_off = off[0];
@@ -218,18 +293,22 @@ mem_map(const struct sframe_jit_mem_layout *layout,
 }
 
 /**
- * sframe_jit__mem_create() - SFRAME_REGISTER_JIT, in private memory
+ * sframe_jit__mem_create() - sframe_jit_open(2), in private memory
  * @priv: a struct sframe_jit_mem_layout, or NULL for the kernel's layout.
- * @args: as for the system call.
+ * @args: as for the system call; SFRAME_JIT_REPLACE and SFRAME_JIT_COPY
+ *	are checked, not acted on.
+ * @fdp: set to -1: private memory has no descriptor.
  *
  * Return: the address of a new registry, or -EINVAL for the arguments
  * the kernel refuses, or -ENOMEM.
  */
-long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args)
+long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args,
+			    int *fdp)
 {
 	struct sframe_jit_header *h;
 	int err;
 
+	*fdp = -1;
 	err = mem_check_args(args);
 	if (err)
 		return err;
@@ -240,10 +319,12 @@ long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args)
 }
 
 /**
- * sframe_jit__mem_replace() - SFRAME_REPLACE_JIT, in private memory
+ * sframe_jit__mem_replace() - SFRAME_JIT_REPLACE, in private memory
  * @priv: a struct sframe_jit_mem_layout, or NULL for the kernel's layout.
  * @args: as for the system call.
  * @old: the registry being replaced, which stays mapped.
+ * @old_fd: unused: private memory has no descriptor.
+ * @fdp: set to -1.
  *
  * A new registry, at least as large, with the old one's areas, count and
  * sequence count copied into it, as the kernel copies them.
@@ -252,18 +333,23 @@ long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args)
  * call would fail.
  */
 long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
-			     const struct sframe_jit_header *old)
+			     const struct sframe_jit_header *old, int old_fd,
+			     int *fdp)
 {
 	struct sframe_jit_header *h;
 	int err;
 
+	(void)old_fd;
+	*fdp = -1;
 	err = mem_check_args(args);
 	if (err)
 		return err;
-	if (!old || old->text_start != args->text_start ||
-	    old->text_end != args->text_end)
+	if (!old)
 		return -ENOENT;
-	if (args->flags != old->flags ||
+	/* The kernel's checks of the source: range, kind, capacities. */
+	if (old->text_start != args->text_start ||
+	    old->text_end != args->text_end ||
+	    (args->flags ^ old->flags) & SFRAME_JIT_F_COMPACT ||
 	    args->fde_capacity < old->fde_capacity ||
 	    args->fre_capacity < old->fre_capacity ||
 	    args->rule_capacity < old->rule_capacity)
@@ -286,6 +372,10 @@ long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
 	return (long)h;
 }
 
+/*
+ * No copy: a registry in private memory has no descriptor, and fork()
+ * gives the child its own copy of the mapping as of any private memory.
+ */
 const struct sframe_jit_backend sframe_jit__mem_backend = {
 	.create		= sframe_jit__mem_create,
 	.replace	= sframe_jit__mem_replace,

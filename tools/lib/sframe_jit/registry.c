@@ -16,9 +16,11 @@
  * word size, is what keeps a reader from using a half-written record.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sframe_jit_internal.h"
 
@@ -28,10 +30,10 @@
 
 _Static_assert(SFRAME_JIT_ROW_CFA_SP == SFRAME_JIT_CFA_SP &&
 	       SFRAME_JIT_ROW_CFA_FP == SFRAME_JIT_CFA_FP,
-	       "row bases follow <linux/sframe.h>");
+	       "row bases follow <linux/sframe_jit.h>");
 _Static_assert(SFRAME_JIT_ROW_FP_SAVED == SFRAME_JIT_FRE_FP_SAVED &&
 	       SFRAME_JIT_ROW_RA_UNDEFINED == SFRAME_JIT_FRE_RA_UNDEFINED,
-	       "row flags follow <linux/sframe.h>");
+	       "row flags follow <linux/sframe_jit.h>");
 _Static_assert(sizeof(atomic_ullong) == 8 && sizeof(atomic_uint) == 4,
 	       "the words of the mapping and the futex word");
 _Static_assert(sizeof(struct sframe_jit_fde) % 8 == 0 &&
@@ -519,11 +521,211 @@ static int layout_read(struct sframe_jit_layout *l, struct sframe_jit_header *h,
 	return 0;
 }
 
-/* Unmap a mapping whose layout was refused, if its size is plausible. */
-static void refused_unmap(struct sframe_jit *reg, struct sframe_jit_header *h)
+/*
+ * Unmap a mapping whose layout was refused, if its size is plausible,
+ * and close its descriptor in any case: that ends its registration.
+ */
+static void refused_unmap(struct sframe_jit *reg, struct sframe_jit_header *h,
+			  int fd)
 {
 	if (h->magic == SFRAME_JIT_MAGIC && h->map_size)
-		reg->ops->unmap(reg->ops_priv, h, h->map_size);
+		reg->ops->unmap(reg->ops_priv, h, h->map_size, fd);
+	else if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The process's registries, and fork().
+ *
+ * A child made by fork() inherits no JIT registration, and not the
+ * mapping of a kernel registry either (it is VM_DONTCOPY): only the
+ * registry's descriptor, and the library's handle, which would point at
+ * memory the child does not have.  So the library keeps every registry
+ * of the process in a list, and its pthread_atfork() handlers give each
+ * kernel registry in the child a registry of its own: the parent's
+ * records, copied by the kernel from the inherited descriptor
+ * (SFRAME_JIT_COPY), of the same shape, registered for the same range.
+ * The handle then points at that copy, and the inherited descriptor,
+ * which would keep the parent's registry allocated and charged as long
+ * as the child holds it, is closed.
+ *
+ * The handlers run in the forking thread with every registry's lock
+ * held across the fork, taken in list order after the list lock, so
+ * that no record, count or seq is half written in the copy and no lock
+ * is left held by a thread the child does not have.  A thread of the
+ * caller that holds its own lock while calling into the library (as
+ * sframe-run does) must take that lock in its prepare handler before
+ * ours: handlers registered earlier prepare later, so ours are
+ * registered by a constructor that runs before those of the objects
+ * that use the library.
+ */
+static pthread_mutex_t regs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sframe_jit *regs;
+
+/* Under regs_lock. */
+static void regs_add(struct sframe_jit *reg)
+{
+	reg->prev = NULL;
+	reg->next = regs;
+	if (regs)
+		regs->prev = reg;
+	regs = reg;
+}
+
+/* Under regs_lock. */
+static void regs_del(struct sframe_jit *reg)
+{
+	if (reg->prev)
+		reg->prev->next = reg->next;
+	else
+		regs = reg->next;
+	if (reg->next)
+		reg->next->prev = reg->prev;
+	reg->next = NULL;
+	reg->prev = NULL;
+}
+
+static void fork_prepare(void)
+{
+	struct sframe_jit *reg;
+
+	pthread_mutex_lock(&regs_lock);
+	for (reg = regs; reg; reg = reg->next) {
+		sframe_jit__lock(&reg->lock);
+		if (reg->flags & SFRAME_JIT_F_PERF_MAP)
+			pthread_mutex_lock(&reg->perf_map.lock);
+	}
+}
+
+static void fork_parent(void)
+{
+	struct sframe_jit *reg;
+
+	for (reg = regs; reg; reg = reg->next) {
+		if (reg->flags & SFRAME_JIT_F_PERF_MAP)
+			pthread_mutex_unlock(&reg->perf_map.lock);
+		sframe_jit__unlock(&reg->lock);
+	}
+	pthread_mutex_unlock(&regs_lock);
+}
+
+/*
+ * A child whose copy the kernel refused keeps the library's handle
+ * working on an empty registry in private memory, of the same layout,
+ * which the kernel does not read: the JIT goes on publishing, and its
+ * frames in the child are unwound by frame pointer, as on a kernel
+ * without the call.  Its records are lost, since the child cannot read
+ * the parent's mapping.  If even that memory cannot be had, the
+ * registry holds nothing and takes nothing (-ENOSPC).
+ */
+static void fork_fallback(struct sframe_jit *reg,
+			  const struct sframe_jit_args *args)
+{
+	static struct sframe_jit_header none;
+	struct sframe_jit_layout l;
+	long addr;
+	int fd;
+
+	reg->ops = &sframe_jit__mem_backend;
+	reg->ops_priv = NULL;
+	reg->nr_fdes = 0;
+	reg->tail_end = reg->text_start;
+	reg->nr_dead = 0;
+	reg->remove_hint = 0;
+	reg->fre_used = 0;
+	reg->fre_dead = 0;
+	reg->rule_used = 0;
+	reg->seq = 0;
+	if (reg->cont)
+		memset(reg->cont, 0,
+		       (reg->l.fde_cap + 63) / 64 * sizeof(*reg->cont));
+
+	addr = sframe_jit__mem_create(NULL, args, &fd);
+	if (addr >= 0 && !layout_read(&l, (void *)addr, args, reg->flags) &&
+	    l.fde_cap == reg->l.fde_cap) {
+		l.fd = -1;
+		reg->l = l;
+		return;
+	}
+	if (addr >= 0)
+		sframe_jit__unmap(NULL, (void *)addr,
+				  ((struct sframe_jit_header *)addr)->map_size,
+				  -1);
+	memset(&reg->l, 0, sizeof(reg->l));
+	reg->l.hdr = &none;
+	reg->l.fd = -1;
+	reg->flags |= SFRAME_JIT_F_NO_GROW;
+}
+
+/*
+ * Give the child a registry of its own for @reg, a kernel one: a copy
+ * of the parent's, of the same shape, so that every offset and count the
+ * library keeps holds in it, and of the same strides, since the old
+ * mapping is not there to copy records from one by one.
+ */
+static void fork_child_reg(struct sframe_jit *reg)
+{
+	struct sframe_jit_args args = {
+		.text_start	= reg->text_start,
+		.text_end	= reg->text_end,
+		.fde_capacity	= reg->l.fde_cap,
+		.fre_capacity	= reg->l.fre_cap,
+	};
+	int src_fd = reg->l.fd, fd = -1;
+	struct sframe_jit_layout l;
+	long addr;
+
+	if (src_fd < 0 || !reg->ops->copy)
+		return;
+	if (reg->l.compact) {
+		args.flags = SFRAME_JIT_F_COMPACT;
+		args.rule_capacity = reg->l.rule_cap;
+	}
+	addr = reg->ops->copy(reg->ops_priv, &args, src_fd, &fd);
+	if (addr >= 0 &&
+	    (layout_read(&l, (void *)addr, &args, reg->flags) ||
+	     l.fde_cap != reg->l.fde_cap || l.fre_cap != reg->l.fre_cap ||
+	     l.fde_stride != reg->l.fde_stride ||
+	     l.fre_stride != reg->l.fre_stride ||
+	     l.rule_stride != reg->l.rule_stride)) {
+		refused_unmap(reg, (void *)addr, fd);
+		addr = -EPROTO;
+	}
+	close(src_fd);
+	if (addr < 0) {
+		fork_fallback(reg, &args);
+		return;
+	}
+	l.fd = fd;
+	reg->l = l;
+}
+
+/*
+ * The child has no other thread: each lock starts afresh, without the
+ * waiters bit that threads of the parent may have left in it.
+ */
+static void fork_child(void)
+{
+	struct sframe_jit *reg;
+
+	for (reg = regs; reg; reg = reg->next) {
+		fork_child_reg(reg);
+		if (reg->flags & SFRAME_JIT_F_PERF_MAP)
+			pthread_mutex_unlock(&reg->perf_map.lock);
+		atomic_store_explicit(&reg->lock.state, SFRAME_JIT_LOCK_FREE,
+				      memory_order_release);
+	}
+	pthread_mutex_unlock(&regs_lock);
+}
+
+/*
+ * Priority 101, the first an application may use: before the default
+ * constructors of sframe-run, which links the library in and registers
+ * handlers of its own.
+ */
+__attribute__((constructor(101))) static void regs_atfork_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 /* Options. */
@@ -652,7 +854,7 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 	struct sframe_jit_header *h;
 	struct sframe_jit *reg;
 	long addr;
-	int err;
+	int err, fd;
 
 	if (!regp || text_start >= text_end)
 		return -EINVAL;
@@ -677,17 +879,23 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 			goto free_scratch;
 	}
 
-	addr = ops->create(ops_priv, &args);
+	/*
+	 * From the registry's creation to its place in the list, a fork()
+	 * would give the child a descriptor the list does not lead to.
+	 */
+	pthread_mutex_lock(&regs_lock);
+	addr = ops->create(ops_priv, &args, &fd);
 	if (addr < 0) {
 		err = addr;
-		goto close_perf_map;
+		goto unlock;
 	}
 	h = (struct sframe_jit_header *)addr;
 	err = layout_read(&reg->l, h, &args, reg->flags);
 	if (err) {
-		refused_unmap(reg, h);
-		goto close_perf_map;
+		refused_unmap(reg, h, fd);
+		goto unlock;
 	}
+	reg->l.fd = fd;
 	if (reg->l.fde_cap > args.fde_capacity) {
 		/* More room than asked for: the scratch must cover it. */
 		uint64_t *s = realloc(reg->scratch,
@@ -695,8 +903,8 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 
 		if (!s) {
 			err = -ENOMEM;
-			reg->ops->unmap(reg->ops_priv, h, reg->l.map_size);
-			goto close_perf_map;
+			reg->ops->unmap(reg->ops_priv, h, reg->l.map_size, fd);
+			goto unlock;
 		}
 		reg->scratch = s;
 	}
@@ -705,17 +913,20 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 				   sizeof(*reg->cont));
 		if (!reg->cont) {
 			err = -ENOMEM;
-			reg->ops->unmap(reg->ops_priv, h, reg->l.map_size);
-			goto close_perf_map;
+			reg->ops->unmap(reg->ops_priv, h, reg->l.map_size, fd);
+			goto unlock;
 		}
 	}
 	reg->text_start = text_start;
 	reg->text_end = text_end;
 	reg->tail_end = text_start;
+	regs_add(reg);
+	pthread_mutex_unlock(&regs_lock);
 	*regp = reg;
 	return 0;
 
-close_perf_map:
+unlock:
+	pthread_mutex_unlock(&regs_lock);
 	sframe_jit__perf_map_close(&reg->perf_map);
 free_scratch:
 	free(reg->scratch);
@@ -741,8 +952,17 @@ void sframe_jit_destroy(struct sframe_jit *reg)
 {
 	if (!reg)
 		return;
-	/* Unmapping the registry ends its registration. */
-	reg->ops->unmap(reg->ops_priv, reg->l.hdr, reg->l.map_size);
+	/*
+	 * Unmapping the registry ends its registration, and closing its
+	 * descriptor frees it.  Both under the list lock, so that a child
+	 * forked meanwhile finds the registry in the list with its mapping
+	 * or inherits neither.
+	 */
+	pthread_mutex_lock(&regs_lock);
+	regs_del(reg);
+	reg->ops->unmap(reg->ops_priv, reg->l.hdr, reg->l.map_size,
+			reg->l.fd);
+	pthread_mutex_unlock(&regs_lock);
 	sframe_jit__perf_map_close(&reg->perf_map);
 	free(reg->scratch);
 	free(reg->cont);
@@ -915,12 +1135,12 @@ static int grow_locked(struct sframe_jit *reg, uint32_t fde_cap,
 	struct sframe_jit_header *h;
 	uint64_t *scratch;
 	long addr;
-	int err;
+	int err, fd;
 
 	scratch = malloc(sizeof(*scratch) * fde_cap);
 	if (!scratch)
 		return -ENOMEM;
-	addr = reg->ops->replace(reg->ops_priv, &args, old.hdr);
+	addr = reg->ops->replace(reg->ops_priv, &args, old.hdr, old.fd, &fd);
 	if (addr < 0) {
 		free(scratch);
 		return addr;
@@ -941,16 +1161,17 @@ static int grow_locked(struct sframe_jit *reg, uint32_t fde_cap,
 		 * unregisters the range: the kernel stops reading it, and
 		 * the process keeps its table, which only it sees now.
 		 */
-		refused_unmap(reg, h);
+		refused_unmap(reg, h, fd);
 		free(scratch);
 		return err;
 	}
 
+	new.fd = fd;
 	reg->l = new;
 	layout_recopy(reg, &old);
 	free(reg->scratch);
 	reg->scratch = scratch;
-	reg->ops->unmap(reg->ops_priv, old.hdr, old.map_size);
+	reg->ops->unmap(reg->ops_priv, old.hdr, old.map_size, old.fd);
 	reg->nr_grows++;
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * libsframe_jit: publish unwind tables for JIT code through
- * sframe_register(2), so that perf and BPF unwind user stacks through it.
+ * sframe_jit_open(2), so that perf and BPF unwind user stacks through it.
  *
  * A JIT creates one registry per code range, then adds each function it
  * emits with its frame rows (given explicitly, or built from an x86-64
@@ -12,10 +12,11 @@
  * count, and a full registry is replaced by a larger one without a gap.
  *
  * Every function returns 0 or a non-negative count on success and a
- * negative errno value on failure.  The library never aborts, never
- * prints and keeps no state shared between registries.  See
- * Documentation/sframe_jit.rst beside this header for the locking scheme
- * and the semantics across fork().
+ * negative errno value on failure.  The library never aborts and never
+ * prints; the one state its registries share is the process's list of
+ * them, which its pthread_atfork() handlers walk to give a forked child
+ * registries of its own.  See Documentation/sframe_jit.rst beside this
+ * header for the locking scheme and the semantics across fork().
  */
 #ifndef __SFRAME_JIT_H
 #define __SFRAME_JIT_H
@@ -52,7 +53,7 @@ struct sframe_jit;
 
 /*
  * Keep the table in private memory and never call the kernel.  For a
- * JIT that runs on kernels without sframe_register(2) but wants one code
+ * JIT that runs on kernels without sframe_jit_open(2) but wants one code
  * path (the perf map and the API work the same), for tools that build a
  * table to inspect it, and for tests.  The kernel does not see it.
  */
@@ -69,7 +70,7 @@ struct sframe_jit;
  */
 #define SFRAME_JIT_F_SHARE_ROWS	0x8
 /*
- * Compact records (SFRAME_JIT_F_COMPACT of <linux/sframe.h>): 16 bytes
+ * Compact records (SFRAME_JIT_F_COMPACT of <linux/sframe_jit.h>): 16 bytes
  * per function and 4 per row instead of 24 and 16, the rows naming their
  * rule in a table of distinct rules of @rule_capacity entries.  For a
  * table imported once and kept, as sframe-run's: needs
@@ -91,7 +92,7 @@ struct sframe_jit;
  * @fde_capacity: functions the registry holds at first; 0 for 64.
  * @fre_capacity: frame rows it holds at first; 0 for four per function.
  * @max_fde_capacity: bound on growth of @fde_capacity; 0 for the kernel's
- *	limit, SFRAME_JIT_MAX_FDES of <linux/sframe.h>.
+ *	limit, SFRAME_JIT_MAX_FDES of <linux/sframe_jit.h>.
  * @max_fre_capacity: bound on growth of @fre_capacity; 0 for the kernel's
  *	limit, SFRAME_JIT_MAX_FRES.
  * @compact_threshold: tombstones above which sframe_jit_remove()
@@ -103,7 +104,7 @@ struct sframe_jit;
  *	created by fork() switches to its own PID.
  * @rule_capacity: with SFRAME_JIT_F_COMPACT_RECORDS, the distinct frame
  *	rules the registry holds, up to SFRAME_JIT_MAX_RULES of
- *	<linux/sframe.h>; 0 for as many as the rows, within that bound,
+ *	<linux/sframe_jit.h>; 0 for as many as the rows, within that bound,
  *	which any import that fits the rows needs at most.  Without the
  *	flag it must be 0 (-EINVAL otherwise).
  *
@@ -165,14 +166,15 @@ struct sframe_jit_row {
  * @regp: the new registry on success, untouched on failure.
  *
  * Registers [@text_start, @text_end) with the kernel
- * (SFRAME_REGISTER_JIT) unless @opts has SFRAME_JIT_F_NO_KERNEL.  The
+ * (sframe_jit_open(2), whose descriptor the registry keeps open until
+ * sframe_jit_destroy()) unless @opts has SFRAME_JIT_F_NO_KERNEL.  The
  * range need not be mapped yet.  Without SFRAME_JIT_F_NO_KERNEL the call
  * is made only where /proc/sys/kernel/sframe_max_registrations exists:
  * elsewhere the system call number may belong to another call.
  *
  * Return: 0; -EINVAL for a bad range, capacity or option; -E2BIG for
  * options with non-zero bytes this library does not know; -ENOSYS when
- * the kernel lacks sframe_register(2); -EPROTO when it writes a registry
+ * the kernel lacks sframe_jit_open(2); -EPROTO when it writes a registry
  * layout this library does not know; -ENOMEM; the kernel's error
  * (-EEXIST for a range that overlaps a registration, -ENOSPC past
  * kernel.sframe_max_registrations, -ENOMEM past
@@ -385,10 +387,10 @@ SFRAME_JIT_API int sframe_jit_compact(struct sframe_jit *reg);
  * @fre_capacity: frame rows it must hold.
  *
  * Replaces the registry by one with at least these capacities
- * (SFRAME_REPLACE_JIT), with no moment at which the range is not
- * covered, and unmaps the old one.  Does nothing when the registry is
- * large enough.  Works with SFRAME_JIT_F_NO_GROW, which only stops
- * growth on demand.
+ * (SFRAME_JIT_REPLACE), with no moment at which the range is not
+ * covered, and unmaps the old one and closes its descriptor.  Does
+ * nothing when the registry is large enough.  Works with
+ * SFRAME_JIT_F_NO_GROW, which only stops growth on demand.
  *
  * Return: 0; -ENOSPC above the maximum capacities; -EPROTO when the
  * kernel writes a layout this library does not know; the kernel's error

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
-#include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 
 #include "sframe_jit.h"
 
@@ -27,12 +27,20 @@
 
 /**
  * struct sframe_jit_backend - how a registry is mapped and replaced
- * @create: map a new registry for @args, as SFRAME_REGISTER_JIT does;
- *	return its address or a negative errno.
+ * @create: map a new registry for @args, as sframe_jit_open(2) does;
+ *	return its address or a negative errno, and set *@fdp to the
+ *	registry's descriptor, -1 for one without.
  * @replace: map a larger registry for the range of @args carrying the
- *	content of @old, as SFRAME_REPLACE_JIT does; return its address or
- *	a negative errno.  The old mapping stays.
- * @unmap: unmap a registry mapping of @size bytes.
+ *	content of @old, whose descriptor is @old_fd, as SFRAME_JIT_REPLACE
+ *	does; return its address or a negative errno, and set *@fdp.  The
+ *	old mapping stays.
+ * @copy: in a child made by fork(), map a registry for @args carrying
+ *	the content of the parent's, whose descriptor the child inherited
+ *	as @src_fd, as SFRAME_JIT_COPY does; return its address or a
+ *	negative errno, and set *@fdp.  NULL for a backend whose registries
+ *	have no descriptor, which fork() copies as any private memory.
+ * @unmap: unmap a registry mapping of @size bytes and close its
+ *	descriptor @fd, if not -1.
  * @kernel: the kernel reads the registries.
  *
  * The library talks to the kernel only through this table, so that its
@@ -40,14 +48,18 @@
  * @priv is the pointer given to sframe_jit__create().
  */
 struct sframe_jit_backend {
-	long (*create)(void *priv, const struct sframe_jit_args *args);
+	long (*create)(void *priv, const struct sframe_jit_args *args,
+		       int *fdp);
 	long (*replace)(void *priv, const struct sframe_jit_args *args,
-			const struct sframe_jit_header *old);
-	void (*unmap)(void *priv, void *addr, size_t size);
+			const struct sframe_jit_header *old, int old_fd,
+			int *fdp);
+	long (*copy)(void *priv, const struct sframe_jit_args *args,
+		     int src_fd, int *fdp);
+	void (*unmap)(void *priv, void *addr, size_t size, int fd);
 	bool kernel;
 };
 
-/* sframe_register(2); backend.c */
+/* sframe_jit_open(2); backend.c */
 extern const struct sframe_jit_backend sframe_jit__kernel_backend;
 
 /**
@@ -82,10 +94,12 @@ void sframe_jit__mem_offsets(uint64_t page, uint32_t fde_pages,
 			     const struct sframe_jit_args *args,
 			     uint32_t fde_stride, uint32_t fre_stride,
 			     uint64_t off[4]);
-long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args);
+long sframe_jit__mem_create(void *priv, const struct sframe_jit_args *args,
+			    int *fdp);
 long sframe_jit__mem_replace(void *priv, const struct sframe_jit_args *args,
-			     const struct sframe_jit_header *old);
-void sframe_jit__unmap(void *priv, void *addr, size_t size);
+			     const struct sframe_jit_header *old, int old_fd,
+			     int *fdp);
+void sframe_jit__unmap(void *priv, void *addr, size_t size, int fd);
 
 /**
  * struct sframe_jit_perf_map - a registry's perf map writer
@@ -168,6 +182,8 @@ static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
 /**
  * struct sframe_jit_layout - a registry mapping, as its header describes it
  * @hdr: the mapping.
+ * @fd: the registry's descriptor, kept for SFRAME_JIT_REPLACE and for a
+ *	forked child's SFRAME_JIT_COPY; -1 for private memory.
  * @fdes: its descriptor area.
  * @fres: its row area.
  * @map_size: its size in bytes.
@@ -176,7 +192,7 @@ static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
  * @fde_cap: descriptors the mapping holds.
  * @fre_cap: rows the mapping holds.
  * @fast_fde_cap: @fde_cap where the fast append may write (strides that
- *	are the sizes of the records of <linux/sframe.h>, so that no padding
+ *	are the sizes of the records of <linux/sframe_jit.h>, so that no padding
  *	follows a record, both areas 8-byte aligned, and no perf map, whose
  *	lines the general path writes); 0 elsewhere.
  * @compact: the records are those of SFRAME_JIT_F_COMPACT.
@@ -189,6 +205,7 @@ static inline void sframe_jit__unlock(struct sframe_jit_lock *l)
  */
 struct sframe_jit_layout {
 	struct sframe_jit_header *hdr;
+	int fd;
 	unsigned char *fdes;
 	unsigned char *fres;
 	size_t map_size;
@@ -237,11 +254,14 @@ struct sframe_jit_layout {
  * @perf_map: the perf map writer, if SFRAME_JIT_F_PERF_MAP.
  * @nr_grows: replacements so far.
  * @nr_compactions: compactions so far.
+ * @next: the next registry of the process, for fork() (registry.c).
+ * @prev: the previous one.
  *
  * Everything but the mapping is private to the process.  The writer
  * keeps its own copy of the count and sequence count it publishes and
  * never reads them back from the shared header.  All fields but
- * @perf_map, which has its own lock, are under @lock.
+ * @perf_map, which has its own lock, and @next and @prev, which are under
+ * the process's list lock (registry.c), are under @lock.
  */
 struct sframe_jit {
 	struct sframe_jit_lock lock;
@@ -272,6 +292,9 @@ struct sframe_jit {
 
 	uint64_t nr_grows;
 	uint64_t nr_compactions;
+
+	struct sframe_jit *next;
+	struct sframe_jit *prev;
 };
 
 /* sframe_jit_create() through a given backend: the tests' hook. */

@@ -94,7 +94,7 @@ bool uwalk_covered(uint64_t pc, bool first);
 
 /**
  * uwalk_add_section() - register a section of the caller's, as the kernel
- *	registers one for SFRAME_REGISTER_ELF
+ *	registers one for sframe_register(2)
  * @data: the section's bytes, kept by the caller for as long as walks run.
  * @size: bytes at @data.
  * @base: the address function starts are relative to.

@@ -19,7 +19,7 @@
  *                buffered, mmap()ed file as perf's agents write it;
  *   syscall      one no-op system call (getppid), the floor of any
  *                design with a system call per function;
- *   elf_op       with --kernel: SFRAME_REGISTER_ELF of a one-function
+ *   elf_op       with --kernel: sframe_register(2) of a one-function
  *                .sframe section, the per-function system call design.
  *
  * Each way runs over the same N functions, the ways in turn, REPS
@@ -67,7 +67,10 @@
 #endif
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#define __NR_sframe_register 473
+#endif
+#ifndef __NR_sframe_unregister
+#define __NR_sframe_unregister 474
 #endif
 
 /* libgcc's registration entry points (unwind-dw2-fde.h). */
@@ -464,9 +467,9 @@ static void elf_sec_build(unsigned char *s)
 	memcpy(s + 48, fres, sizeof(fres));
 }
 
-static long elf_op(unsigned int op, void *args, size_t size)
+static long elf_op(long nr, struct sframe_setup *setup)
 {
-	long ret = syscall(__NR_sframe_register, op, args, size);
+	long ret = syscall(nr, setup, sizeof(*setup));
 
 	return ret < 0 ? -errno : ret;
 }
@@ -477,17 +480,21 @@ static uint64_t elf_fn(const struct bench *b, unsigned long i)
 	return (uint64_t)b->elf_area + sysconf(_SC_PAGESIZE) + i * FN_SIZE;
 }
 
+/*
+ * Every function was registered from the one section page, which the
+ * kernel copies each time: a registration is named by its section's
+ * address, so each call removes one of them, whichever it finds.
+ */
 static void elf_unregister(struct bench *b, unsigned long n)
 {
 	unsigned long i;
 
 	for (i = 0; i < n; i++) {
-		struct sframe_unregister_args u = {
-			.text_start = elf_fn(b, i),
-			.text_end = elf_fn(b, i) + FN_SIZE,
+		struct sframe_setup u = {
+			.sframe_start = (uint64_t)b->elf_area,
 		};
 
-		elf_op(SFRAME_UNREGISTER, &u, sizeof(u));
+		elf_op(__NR_sframe_unregister, &u);
 	}
 }
 
@@ -499,7 +506,7 @@ static double run_elf_op(struct bench *b)
 	long err;
 
 	for (i = 0; i < b->n; i++) {
-		struct sframe_elf_args a = {
+		struct sframe_setup a = {
 			.sframe_start = (uint64_t)sec,
 			.sframe_size = ELF_SEC_SIZE,
 			.text_start = elf_fn(b, i),
@@ -507,10 +514,10 @@ static double run_elf_op(struct bench *b)
 		};
 
 		put32(sec + 28, (uint32_t)(elf_fn(b, i) - (uint64_t)sec));
-		err = elf_op(SFRAME_REGISTER_ELF, &a, sizeof(a));
+		err = elf_op(__NR_sframe_register, &a);
 		if (err) {
 			elf_unregister(b, i);
-			return fail(b, "SFRAME_REGISTER_ELF", err);
+			return fail(b, "sframe_register", err);
 		}
 	}
 	t = now() - t0;

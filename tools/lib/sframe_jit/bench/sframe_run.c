@@ -24,7 +24,7 @@
  *	what each object's converted table would take in the kernel as the
  *	compact JIT registry sframe-run makes, as the version 1 one it
  *	falls back to, and as an SFrame version 2 section
- *	made of the same rows and registered with SFRAME_REGISTER_ELF (the
+ *	made of the same rows and registered with sframe_register(2) (the
  *	table the kernel decodes it into, which is what it keeps: 20 bytes
  *	per function, 8 per row and 16 per distinct rule, plus its header
  *	and the copy's, which "elf_total" rounds to pages with the table:

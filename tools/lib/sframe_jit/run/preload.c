@@ -213,7 +213,7 @@ __attribute__((constructor)) static void sframe_run_init(void)
 		ops = &sframe_run__private_ops;
 	} else if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
 		if (verbose)
-			fputs("sframe-run: no sframe_register(2) in this kernel\n",
+			fputs("sframe-run: no sframe_jit_open(2) in this kernel\n",
 			      stderr);
 		goto out;
 	}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * One object's table into the kernel and out again: its .sframe through
- * SFRAME_REGISTER_ELF where the object has a PT_GNU_SFRAME segment,
+ * sframe_register(2) where the object has a PT_GNU_SFRAME segment,
  * otherwise its .eh_frame converted to rows, in a JIT registry over its
  * executable range with capacities that fit the rows exactly and rows
  * shared between functions of one shape (SFRAME_JIT_F_SHARE_ROWS), of
@@ -25,35 +25,39 @@
 #include "sframe_run.h"
 
 #ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#define __NR_sframe_register 473
+#endif
+#ifndef __NR_sframe_unregister
+#define __NR_sframe_unregister 474
 #endif
 
+_Static_assert(sizeof(struct sframe_setup) == SFRAME_SETUP_SIZE_VER0,
+	       "the calls take exactly the structure of version 0");
+
 /* As backend.c: no call where the sysctl says the number is not ours. */
-static long kernel_call(unsigned int op, void *args, size_t size)
+static int kernel_call(long nr, struct sframe_setup *setup)
 {
 	long ret;
 
 	if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK))
 		return -ENOSYS;
-	ret = syscall(__NR_sframe_register, op, args, size);
-	return ret == -1 ? -errno : ret;
+	ret = syscall(nr, setup, sizeof(*setup));
+	return ret == -1 ? -errno : (int)ret;
 }
 
-static int kernel_elf_register(const struct sframe_elf_args *args)
+static int kernel_elf_register(const struct sframe_setup *setup)
 {
-	struct sframe_elf_args a = *args;
+	struct sframe_setup s = *setup;
 
-	return kernel_call(SFRAME_REGISTER_ELF, &a, sizeof(a));
+	return kernel_call(__NR_sframe_register, &s);
 }
 
-static int kernel_unregister(uint64_t start, uint64_t end)
+/* A registration is named by its section's address, the rest zero. */
+static int kernel_unregister(uint64_t sframe_start)
 {
-	struct sframe_unregister_args a = {
-		.text_start	= start,
-		.text_end	= end,
-	};
+	struct sframe_setup s = { .sframe_start = sframe_start };
 
-	return kernel_call(SFRAME_UNREGISTER, &a, sizeof(a));
+	return kernel_call(__NR_sframe_unregister, &s);
 }
 
 const struct sframe_run_ops sframe_run__kernel_ops = {
@@ -61,16 +65,15 @@ const struct sframe_run_ops sframe_run__kernel_ops = {
 	.unregister	= kernel_unregister,
 };
 
-static int private_elf_register(const struct sframe_elf_args *args)
+static int private_elf_register(const struct sframe_setup *setup)
 {
-	(void)args;
+	(void)setup;
 	return -EOPNOTSUPP;
 }
 
-static int private_unregister(uint64_t start, uint64_t end)
+static int private_unregister(uint64_t sframe_start)
 {
-	(void)start;
-	(void)end;
+	(void)sframe_start;
 	return 0;
 }
 
@@ -266,13 +269,13 @@ static void publish_elf(const struct sframe_run_ops *ops,
 			const struct sframe_run_obj *obj,
 			struct sframe_run_reg *reg)
 {
-	struct sframe_elf_args args = {
+	struct sframe_setup setup = {
 		.sframe_start	= obj->sframe_start,
 		.sframe_size	= obj->sframe_size,
 		.text_start	= obj->text_start,
 		.text_size	= obj->text_end - obj->text_start,
 	};
-	int ret = ops->elf_register(&args);
+	int ret = ops->elf_register(&setup);
 
 	memset(reg, 0, sizeof(*reg));
 	/*
@@ -287,6 +290,7 @@ static void publish_elf(const struct sframe_run_ops *ops,
 	reg->kind = SFRAME_RUN_ELF;
 	reg->start = obj->text_start;
 	reg->end = obj->text_end;
+	reg->sframe_start = setup.sframe_start;
 }
 
 /**
@@ -323,8 +327,8 @@ void sframe_run__publish(const struct sframe_run_ops *ops,
  * @reg: the registration; SFRAME_RUN_NONE afterwards.
  *
  * Unmapping a JIT registry unregisters it; an ELF registration is
- * removed by its range.  An error (the range gone with an exec, say)
- * leaves nothing to undo.
+ * removed by the address of its section.  An error (the registration
+ * gone with an exec, say) leaves nothing to undo.
  */
 void sframe_run__unpublish(const struct sframe_run_ops *ops,
 			   struct sframe_run_reg *reg)
@@ -332,7 +336,7 @@ void sframe_run__unpublish(const struct sframe_run_ops *ops,
 	if (reg->kind == SFRAME_RUN_JIT)
 		sframe_jit_destroy(reg->jit);
 	else if (reg->kind == SFRAME_RUN_ELF)
-		ops->unregister(reg->start, reg->end);
+		ops->unregister(reg->sframe_start);
 	reg->kind = SFRAME_RUN_NONE;
 	reg->jit = NULL;
 }

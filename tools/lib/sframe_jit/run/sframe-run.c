@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * sframe-run CMD [ARGS...]: run CMD with the unwind tables of every
- * object it loads registered with the kernel (sframe_register(2)), so
- * that perf record --call-graph=sframe and BPF_F_USER_SFRAME walk its
- * stacks without frame pointers.  See Documentation/sframe_jit.rst.
+ * object it loads registered with the kernel (sframe_register(2) or
+ * sframe_jit_open(2)), so that perf record --call-graph=sframe and
+ * BPF_F_USER_SFRAME walk its stacks without frame pointers.  See Documentation/sframe_jit.rst.
  *
  * SFRAME_RUN_VERBOSE=1 prints what each object and JIT section got;
  * SFRAME_RUN_SYNC=1 registers the start-up objects before main(), and

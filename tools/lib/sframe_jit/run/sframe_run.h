@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/sframe.h>
+
 #include "sframe_jit_internal.h"
 
 /**
@@ -78,18 +80,19 @@ void sframe_run__obj_free(struct sframe_run_obj *obj);
 
 /**
  * struct sframe_run_ops - how ranges reach the kernel
- * @jit: creates JIT registries; NULL for sframe_register(2).
+ * @jit: creates JIT registries; NULL for sframe_jit_open(2).
  * @jit_priv: its private pointer.
- * @elf_register: SFRAME_REGISTER_ELF: 0 or -errno.
- * @unregister: SFRAME_UNREGISTER of [start, end): 0 or -errno.
+ * @elf_register: sframe_register(2) of an object's .sframe: 0 or -errno.
+ * @unregister: sframe_unregister(2) of the section registered at
+ *	@sframe_start: 0 or -errno.
  *
  * The kernel's, or the tests' stand-ins.
  */
 struct sframe_run_ops {
 	const struct sframe_jit_backend *jit;
 	void *jit_priv;
-	int (*elf_register)(const struct sframe_elf_args *args);
-	int (*unregister)(uint64_t start, uint64_t end);
+	int (*elf_register)(const struct sframe_setup *setup);
+	int (*unregister)(uint64_t sframe_start);
 };
 
 extern const struct sframe_run_ops sframe_run__kernel_ops;
@@ -98,7 +101,7 @@ extern const struct sframe_run_ops sframe_run__private_ops;
 /* What became of an object's table. */
 enum sframe_run_kind {
 	SFRAME_RUN_NONE,	/* nothing registered: see @err */
-	SFRAME_RUN_ELF,		/* its .sframe, SFRAME_REGISTER_ELF */
+	SFRAME_RUN_ELF,		/* its .sframe, sframe_register(2) */
 	SFRAME_RUN_JIT,		/* its CFI converted, in a JIT registry */
 };
 
@@ -110,6 +113,9 @@ enum sframe_run_kind {
  * @jit: the registry, with SFRAME_RUN_JIT.
  * @start: the registered range's start.
  * @end: its end.
+ * @sframe_start: with SFRAME_RUN_ELF, the address of the section given
+ *	to sframe_register(2), by which sframe_unregister(2) names the
+ *	registration.
  * @stats: the conversion's counts, with SFRAME_RUN_JIT.
  * @map_size: the registry's pinned bytes, with SFRAME_RUN_JIT.
  * @compact: the registry holds compact records
@@ -121,6 +127,7 @@ struct sframe_run_reg {
 	struct sframe_jit *jit;
 	uint64_t start;
 	uint64_t end;
+	uint64_t sframe_start;
 	struct sframe_jit_cfi_stats stats;
 	size_t map_size;
 	bool compact;

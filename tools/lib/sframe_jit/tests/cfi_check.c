@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 
 #include "cfi_xcheck.h"
 

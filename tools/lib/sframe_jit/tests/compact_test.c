@@ -106,48 +106,57 @@ TEST(compact_registration_arguments_are_checked, T_MEM)
 	struct sframe_jit_header *h, *n;
 	struct sframe_jit_args b;
 	long addr;
+	int fd;
 
 	b = a;
 	b.rule_capacity = 0;
-	EXPECT_EQ(sframe_jit__mem_create(NULL, &b), -EINVAL);
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
 	b.rule_capacity = SFRAME_JIT_MAX_RULES + 1;
-	EXPECT_EQ(sframe_jit__mem_create(NULL, &b), -EINVAL);
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
 	b = a;
-	b.flags = SFRAME_JIT_F_COMPACT | 0x2;
-	EXPECT_EQ(sframe_jit__mem_create(NULL, &b), -EINVAL);
+	b.flags = SFRAME_JIT_F_COMPACT | 0x10;
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
+	/* A registry copies one source or replaces it, not both. */
+	b.flags = SFRAME_JIT_F_COMPACT | SFRAME_JIT_REPLACE | SFRAME_JIT_COPY;
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
+	b = a;
+	b.__reserved = 1;
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
 	b = a;
 	b.flags = 0;
-	EXPECT_EQ(sframe_jit__mem_create(NULL, &b), -EINVAL);
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
 	b = a;
 	b.text_end = b.text_start + (1ULL << 32) + 1;
-	EXPECT_EQ(sframe_jit__mem_create(NULL, &b), -EINVAL);
+	EXPECT_EQ(sframe_jit__mem_create(NULL, &b, &fd), -EINVAL);
 	b.text_end--;
-	addr = sframe_jit__mem_create(NULL, &b);
+	addr = sframe_jit__mem_create(NULL, &b, &fd);
 	ASSERT(addr > 0);
-	sframe_jit__unmap(NULL, (void *)addr, ((struct sframe_jit_header *)addr)->map_size);
+	EXPECT_EQ(-1, fd);
+	sframe_jit__unmap(NULL, (void *)addr,
+			  ((struct sframe_jit_header *)addr)->map_size, -1);
 	b = a;
 	b.rule_capacity = SFRAME_JIT_MAX_RULES;
-	addr = sframe_jit__mem_create(NULL, &b);
+	addr = sframe_jit__mem_create(NULL, &b, &fd);
 	ASSERT(addr > 0);
 	h = (struct sframe_jit_header *)addr;
 
 	/* Replacement: the same kind, no area smaller; rules copied. */
 	memset((char *)h + h->rule_off, 0x5a, 12);
 	b.rule_capacity--;
-	EXPECT_EQ(sframe_jit__mem_replace(NULL, &b, h), -EINVAL);
+	EXPECT_EQ(sframe_jit__mem_replace(NULL, &b, h, -1, &fd), -EINVAL);
 	b.rule_capacity++;
 	b.flags = 0;
 	b.rule_capacity = 0;
-	EXPECT_EQ(sframe_jit__mem_replace(NULL, &b, h), -EINVAL);
+	EXPECT_EQ(sframe_jit__mem_replace(NULL, &b, h, -1, &fd), -EINVAL);
 	b.flags = SFRAME_JIT_F_COMPACT;
 	b.rule_capacity = SFRAME_JIT_MAX_RULES;
 	b.fre_capacity = 2;
-	addr = sframe_jit__mem_replace(NULL, &b, h);
+	addr = sframe_jit__mem_replace(NULL, &b, h, -1, &fd);
 	ASSERT(addr > 0);
 	n = (struct sframe_jit_header *)addr;
 	EXPECT(!memcmp((char *)n + n->rule_off, (char *)h + h->rule_off, 12));
-	sframe_jit__unmap(NULL, n, n->map_size);
-	sframe_jit__unmap(NULL, h, h->map_size);
+	sframe_jit__unmap(NULL, n, n->map_size, -1);
+	sframe_jit__unmap(NULL, h, h->map_size, -1);
 }
 
 TEST(compact_needs_shared_rows_and_a_range_of_4_gib, T_BOTH)

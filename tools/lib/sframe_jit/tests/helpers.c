@@ -9,8 +9,8 @@
 
 #include "test.h"
 
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#ifndef __NR_sframe_jit_open
+#define __NR_sframe_jit_open 472
 #endif
 
 uint64_t arena(size_t size)
@@ -72,16 +72,31 @@ void rows_simple(struct sframe_jit_row *rows, int32_t body_cfa)
 }
 
 /* Only called where the sysctl exists: the kernel-only cases. */
-long raw_sframe_register(unsigned int op, void *args, size_t size)
+int raw_sframe_jit_open(struct sframe_jit_args *args, size_t size)
 {
 	long ret;
 
 	ASSERT(!access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK));
-	ret = syscall(__NR_sframe_register, op, args, size);
-	return ret == -1 ? -errno : ret;
+	ret = syscall(__NR_sframe_jit_open, args, size);
+	return ret == -1 ? -errno : (int)ret;
 }
 
-/* A registration attempt fails with EEXIST exactly on overlap. */
+struct sframe_jit_header *raw_map(int fd)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	void *p;
+
+	if (size <= 0)
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A registration attempt fails with EEXIST exactly on overlap.  One
+ * that succeeds is undone by closing its descriptor: a registry never
+ * mapped is unregistered with its file.
+ */
 bool range_registered(uint64_t start, uint64_t end)
 {
 	struct sframe_jit_args args = {
@@ -90,16 +105,35 @@ bool range_registered(uint64_t start, uint64_t end)
 		.fde_capacity	= 1,
 		.fre_capacity	= 1,
 	};
-	long ret = raw_sframe_register(SFRAME_REGISTER_JIT, &args,
-				       sizeof(args));
-	struct sframe_jit_header *h;
+	int fd = raw_sframe_jit_open(&args, sizeof(args));
 
-	if (ret == -EEXIST)
+	if (fd == -EEXIST)
 		return true;
-	ASSERT(ret > 0);
-	h = (struct sframe_jit_header *)ret;
-	munmap(h, h->map_size);
+	ASSERT(fd >= 0);
+	close(fd);
 	return false;
+}
+
+/* Descriptors whose fdinfo has the fields of a JIT registry's. */
+int registry_fds(void)
+{
+	char path[64], line[256];
+	int fd, n = 0;
+	FILE *f;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "map_size:", 9)) {
+				n++;
+				break;
+			}
+		fclose(f);
+	}
+	return n;
 }
 
 void *file_read(const char *path, size_t *size)

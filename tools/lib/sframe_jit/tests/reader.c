@@ -9,7 +9,7 @@
  * invariants the kernel relies on.
  *
  * A compact registry (SFRAME_JIT_F_COMPACT in the header's flags, the
- * records of <linux/sframe.h>) is read into the same version 1 records:
+ * records of <linux/sframe_jit.h>) is read into the same version 1 records:
  * func_start is text_start + func_off, the PCMASK flag the type, and a
  * row is its start offset with the fields of the rule it names.  What
  * the version 1 records cannot say is made to fail their checks as the

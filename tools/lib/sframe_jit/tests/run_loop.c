@@ -4,8 +4,8 @@
  * objects, one with .sframe and one with .eh_frame only, many times,
  * and check what the kernel holds: each object's range is registered
  * while it is loaded and not after, and neither the process's JIT
- * registries (anon_inode:[sframe_jit] in /proc/self/maps) nor its
- * pinned memory (VmPin) grow.
+ * registries (anon_inode:[sframe_jit] in /proc/self/maps), their
+ * descriptors, nor its pinned memory (VmPin) grow.
  *
  *	sframe-run run_loop DIR [CYCLES]
  *
@@ -19,14 +19,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#ifndef __NR_sframe_jit_open
+#define __NR_sframe_jit_open 472
 #endif
 
 static int passed, failed;
@@ -67,7 +66,10 @@ static bool text_of(void *addr, uint64_t *start, uint64_t *end)
 	return hi != 0;
 }
 
-/* A JIT registration of part of the range fails with EEXIST if taken. */
+/*
+ * A JIT registration of part of the range fails with EEXIST if taken;
+ * one that is let in ends with its descriptor, never mapped.
+ */
 static int registered(uint64_t start, uint64_t end)
 {
 	struct sframe_jit_args args = {
@@ -76,15 +78,12 @@ static int registered(uint64_t start, uint64_t end)
 		.fde_capacity	= 1,
 		.fre_capacity	= 1,
 	};
-	struct sframe_jit_header *h;
 	long ret;
 
-	ret = syscall(__NR_sframe_register, SFRAME_REGISTER_JIT, &args,
-		      sizeof(args));
+	ret = syscall(__NR_sframe_jit_open, &args, sizeof(args));
 	if (ret == -1)
 		return errno == EEXIST ? 1 : -errno;
-	h = (struct sframe_jit_header *)ret;
-	munmap(h, h->map_size);
+	close(ret);
 	return 0;
 }
 
@@ -119,14 +118,38 @@ static int nr_registries(void)
 	return n;
 }
 
+/* Descriptors of JIT registries: their fdinfo has a map_size. */
+static int nr_registry_fds(void)
+{
+	char path[64], line[256];
+	int fd, n = 0;
+	FILE *f;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "map_size:", 9)) {
+				n++;
+				break;
+			}
+		fclose(f);
+	}
+	return n;
+}
+
 struct state {
 	int regs;
+	int fds;
 	long pin;
 };
 
 static struct state state_now(void)
 {
-	return (struct state) { nr_registries(), status_kb("VmPin") };
+	return (struct state) { nr_registries(), nr_registry_fds(),
+				status_kb("VmPin") };
 }
 
 /* One load and unload; false at the first registration that is off. */
@@ -182,10 +205,14 @@ int main(int argc, char **argv)
 		 cycles, bad);
 	result(bad < 0, what);
 	end = state_now();
-	printf("# after 10 cycles: %d registries, VmPin %ld kB; after %d: %d, %ld kB\n",
-	       warm.regs, warm.pin, cycles, end.regs, end.pin);
+	printf("# after 10 cycles: %d registries, %d descriptors, VmPin %ld kB;",
+	       warm.regs, warm.fds, warm.pin);
+	printf(" after %d: %d, %d, %ld kB\n", cycles, end.regs, end.fds,
+	       end.pin);
 	result(warm.regs > 0 && end.regs == warm.regs,
 	       "the JIT registries of the process do not grow");
+	result(end.fds == end.regs,
+	       "a descriptor for each registry, none left behind");
 	result(warm.pin > 0 && end.pin == warm.pin,
 	       "VmPin does not grow");
 	printf("%d passed, %d failed\n", passed, failed);

@@ -2,7 +2,7 @@
 /*
  * sframe-run's pieces (run/): the snapshot of loaded objects, the
  * tracker following dlopen() and dlclose() with registries in private
- * memory and a stand-in for SFRAME_REGISTER_ELF, the rows an object
+ * memory and a stand-in for sframe_register(2), the rows an object
  * gets (those of its conversion, which the cross-check finds equal to
  * libdw's), failures that leave an object out and nothing else, stale
  * snapshots, fork, and many load and unload cycles.
@@ -22,12 +22,12 @@
 
 /* The stand-in kernel: JIT registries in memory, ELF ones recorded. */
 static struct test_backend run_tb;
-static struct sframe_elf_args elf_regs[MAX_ELF];
+static struct sframe_setup elf_regs[MAX_ELF];
 static int nr_elf_regs;
 static int nr_unregs;
 static int fail_elf;
 
-static int fake_elf_register(const struct sframe_elf_args *args)
+static int fake_elf_register(const struct sframe_setup *args)
 {
 	if (fail_elf)
 		return fail_elf;
@@ -37,13 +37,15 @@ static int fake_elf_register(const struct sframe_elf_args *args)
 	return 0;
 }
 
-static int fake_unregister(uint64_t start, uint64_t end)
+/* As sframe_unregister(2): by the section's address alone. */
+static int fake_unregister(uint64_t sframe_start)
 {
 	int i;
 
+	if (!sframe_start)
+		return -EINVAL;
 	for (i = 0; i < nr_elf_regs; i++) {
-		if (elf_regs[i].text_start != start ||
-		    elf_regs[i].text_start + elf_regs[i].text_size != end)
+		if (elf_regs[i].sframe_start != sframe_start)
 			continue;
 		elf_regs[i] = elf_regs[--nr_elf_regs];
 		nr_unregs++;
@@ -424,11 +426,12 @@ TEST_TIMEOUT(dlopen_dlclose_cycles_leave_no_registration_or_memory, T_MEM, 120)
 }
 
 /* The memory backend of a kernel without SFRAME_JIT_F_COMPACT. */
-static long v1_only_create(void *priv, const struct sframe_jit_args *args)
+static long v1_only_create(void *priv, const struct sframe_jit_args *args,
+			   int *fdp)
 {
 	if (args->flags || args->rule_capacity)
 		return -EINVAL;
-	return sframe_jit__mem_create(priv, args);
+	return sframe_jit__mem_create(priv, args, fdp);
 }
 
 static const struct sframe_jit_backend v1_only = {

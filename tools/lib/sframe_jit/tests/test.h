@@ -6,7 +6,7 @@
  * "N passed, N failed" as its last line.
  *
  * One binary runs the cases against registries in private memory laid
- * out as the kernel lays them out, the other against sframe_register(2)
+ * out as the kernel lays them out, the other against sframe_jit_open(2)
  * itself (test_env.kernel); a case says which it runs under.
  */
 #ifndef SFRAME_JIT_TEST_H
@@ -106,20 +106,23 @@ struct test_backend {
 	const struct sframe_jit_backend *base;
 	/* In-memory backend: the layout it makes (zero: the kernel's). */
 	struct sframe_jit_mem_layout layout;
-	/* Fail the next create or replace with this errno. */
+	/* Fail the next create, replace or fork copy with this errno. */
 	int fail_create;
 	int fail_replace;
+	int fail_copy;
 	/* Spoil the header of the next mapping (magic), for -EPROTO. */
 	bool spoil_next;
 	/* Keep replaced mappings mapped, for readers still on them. */
 	bool defer_unmap;
 	void *deferred[64];
 	size_t deferred_size[64];
+	int deferred_fd[64];
 	int nr_deferred;
-	/* The mapping in use, for readers: set on create and replace. */
+	/* The mapping in use, for readers: set on create, replace, copy. */
 	struct sframe_jit_header *_Atomic current;
 	int nr_creates;
 	int nr_replaces;
+	int nr_copies;
 	int nr_unmaps;
 };
 
@@ -164,9 +167,17 @@ static inline uint32_t rnd(uint64_t *state)
 	return (uint32_t)(*state >> 11);
 }
 
-/* The raw sframe_register(2), for the kernel-only cases; -errno. */
-long raw_sframe_register(unsigned int op, void *args, size_t size);
+/*
+ * The raw sframe_jit_open(2), for the kernel-only cases: a descriptor,
+ * or -errno.
+ */
+int raw_sframe_jit_open(struct sframe_jit_args *args, size_t size);
+/* The registry of a descriptor mapped as the kernel allows; NULL, errno. */
+struct sframe_jit_header *raw_map(int fd);
+/* A registration of [start, end) is refused with EEXIST. */
 bool range_registered(uint64_t start, uint64_t end);
+/* Descriptors of the process that are JIT registries. */
+int registry_fds(void);
 
 /* Read a whole file; NULL if it cannot be read. */
 void *file_read(const char *path, size_t *size);

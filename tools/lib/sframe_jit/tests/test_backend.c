@@ -30,7 +30,8 @@ static long tb_map(struct test_backend *tb, long addr)
 	return addr;
 }
 
-static long tb_create(void *priv, const struct sframe_jit_args *args)
+static long tb_create(void *priv, const struct sframe_jit_args *args,
+		      int *fdp)
 {
 	struct test_backend *tb = priv;
 
@@ -41,11 +42,12 @@ static long tb_create(void *priv, const struct sframe_jit_args *args)
 		tb->fail_create = 0;
 		return -err;
 	}
-	return tb_map(tb, tb->base->create(base_priv(tb), args));
+	return tb_map(tb, tb->base->create(base_priv(tb), args, fdp));
 }
 
 static long tb_replace(void *priv, const struct sframe_jit_args *args,
-		       const struct sframe_jit_header *old)
+		       const struct sframe_jit_header *old, int old_fd,
+		       int *fdp)
 {
 	struct test_backend *tb = priv;
 
@@ -56,10 +58,29 @@ static long tb_replace(void *priv, const struct sframe_jit_args *args,
 		tb->fail_replace = 0;
 		return -err;
 	}
-	return tb_map(tb, tb->base->replace(base_priv(tb), args, old));
+	return tb_map(tb, tb->base->replace(base_priv(tb), args, old, old_fd,
+					    fdp));
 }
 
-static void tb_unmap(void *priv, void *addr, size_t size)
+/* In a forked child: the child's copy of the test backend counts. */
+static long tb_copy(void *priv, const struct sframe_jit_args *args,
+		    int src_fd, int *fdp)
+{
+	struct test_backend *tb = priv;
+
+	tb->nr_copies++;
+	if (tb->fail_copy) {
+		int err = tb->fail_copy;
+
+		tb->fail_copy = 0;
+		return -err;
+	}
+	if (!tb->base->copy)
+		return -EOPNOTSUPP;
+	return tb_map(tb, tb->base->copy(base_priv(tb), args, src_fd, fdp));
+}
+
+static void tb_unmap(void *priv, void *addr, size_t size, int fd)
 {
 	struct test_backend *tb = priv;
 
@@ -68,16 +89,18 @@ static void tb_unmap(void *priv, void *addr, size_t size)
 	    tb->nr_deferred < (int)ARRAY_SIZE(tb->deferred) &&
 	    addr != atomic_load(&tb->current)) {
 		tb->deferred[tb->nr_deferred] = addr;
+		tb->deferred_fd[tb->nr_deferred] = fd;
 		tb->deferred_size[tb->nr_deferred++] = size;
 		return;
 	}
-	tb->base->unmap(NULL, addr, size);
+	tb->base->unmap(NULL, addr, size, fd);
 }
 
 /* Two tables, so that each says whether the kernel reads the registry. */
 const struct sframe_jit_backend test_ops_mem = {
 	.create		= tb_create,
 	.replace	= tb_replace,
+	.copy		= tb_copy,
 	.unmap		= tb_unmap,
 	.kernel		= false,
 };
@@ -85,6 +108,7 @@ const struct sframe_jit_backend test_ops_mem = {
 const struct sframe_jit_backend test_ops_kernel = {
 	.create		= tb_create,
 	.replace	= tb_replace,
+	.copy		= tb_copy,
 	.unmap		= tb_unmap,
 	.kernel		= true,
 };
@@ -101,6 +125,7 @@ void test_backend_release(struct test_backend *tb)
 	int i;
 
 	for (i = 0; i < tb->nr_deferred; i++)
-		munmap(tb->deferred[i], tb->deferred_size[i]);
+		tb->base->unmap(NULL, tb->deferred[i], tb->deferred_size[i],
+				tb->deferred_fd[i]);
 	tb->nr_deferred = 0;
 }

@@ -16,7 +16,7 @@
 # leaf (whose %rbp holds no frame pointer), so the test can fail.
 #
 # Skips (exit 2) off x86-64, without a C compiler or libsframe_jit, and
-# on a kernel without sframe_register(2) or --call-graph=sframe.
+# on a kernel without sframe_jit_open(2) or --call-graph=sframe.
 #
 # libsframe_jit is found through SFRAME_JIT_CFLAGS and SFRAME_JIT_LIBS
 # (for instance "-I<tree>/tools/lib" and "<build>/libsframe_jit.a -lelf
@@ -272,7 +272,7 @@ build_workload() {
 
 check_support() {
 	[ -e /proc/sys/kernel/sframe_max_registrations ] ||
-		skip "kernel without sframe_register(2)"
+		skip "kernel without sframe_jit_open(2)"
 	if ! perf record -q -o "${tmpdir}/probe.data" --call-graph=sframe \
 		-e task-clock:u -- true > "${tmpdir}/probe.log" 2>&1; then
 		if grep -q 'does not support --call-graph=sframe' \

@@ -33,7 +33,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 #include "sframe_jit.h"
 
 #define TEXT_ADDR	0x7f0000000000ULL

@@ -9,7 +9,8 @@
  *			     another live process of the same file
  *	exec_target check    print "registered" if binfmt_elf registered
  *			     the program's .sframe at exec, else
- *			     "unregistered" (then the registration is gone)
+ *			     "unregistered" (then the registration is gone),
+ *			     "no PT_GNU_SFRAME" for a program without one
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,42 +22,43 @@
 
 #include <linux/sframe.h>
 
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#ifndef __NR_sframe_unregister
+#define __NR_sframe_unregister 474
 #endif
 
-/* The range binfmt_elf registers: all executable PT_LOAD segments. */
-static int text_range(struct dl_phdr_info *info, size_t size, void *data)
+#ifndef PT_GNU_SFRAME
+#define PT_GNU_SFRAME	0x6474e554
+#endif
+
+/*
+ * What names the registration binfmt_elf makes: the address of the
+ * PT_GNU_SFRAME segment at the load bias, the other fields zero.
+ */
+static int sframe_segment(struct dl_phdr_info *info, size_t size, void *data)
 {
-	struct sframe_unregister_args *args = data;
-	__u64 start = ~0ULL, end = 0;
+	struct sframe_setup *setup = data;
 	int i;
 
 	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
-			continue;
-		if (p->p_vaddr < start)
-			start = p->p_vaddr;
-		if (p->p_vaddr + p->p_memsz > end)
-			end = p->p_vaddr + p->p_memsz;
-	}
-	args->text_start = info->dlpi_addr + start;
-	args->text_end = info->dlpi_addr + end;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_SFRAME)
+			setup->sframe_start = info->dlpi_addr +
+					      info->dlpi_phdr[i].p_vaddr;
 	return 1;	/* the program itself is the first object */
 }
 
-/* Unregistering the exact range succeeds only if exec registered it. */
+/* Unregistering the section succeeds only if exec registered it. */
 static int check(void)
 {
-	struct sframe_unregister_args args = { 0 };
+	struct sframe_setup setup = { 0 };
 	long ret;
 
-	dl_iterate_phdr(text_range, &args);
-	ret = syscall(__NR_sframe_register, SFRAME_UNREGISTER, &args,
-		      sizeof(args));
+	dl_iterate_phdr(sframe_segment, &setup);
+	if (!setup.sframe_start) {
+		puts("no PT_GNU_SFRAME");
+		return 1;
+	}
+	ret = syscall(__NR_sframe_unregister, &setup, sizeof(setup));
 	if (!ret) {
 		puts("registered");
 		return 0;
@@ -65,7 +67,7 @@ static int check(void)
 		puts("unregistered");
 		return 0;
 	}
-	printf("sframe_register: %s\n", strerror(errno));
+	printf("sframe_unregister: %s\n", strerror(errno));
 	return 1;
 }
 

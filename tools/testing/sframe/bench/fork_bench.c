@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What a JIT registry adds to fork().  The child gets its own copy of
- * every registry its parent maps, allocated zeroed and copied a page at
- * a time inside dup_mmap(), with both mmap locks held
- * (sframe_jit_fork()): the fork of a process with a large registry
- * costs at least the zeroing, the copy and, at the child's exit, the
- * freeing of that many bytes.
+ * What a JIT registry adds to fork().  The kernel gives the child
+ * nothing of it (the mapping is VM_DONTCOPY and no registration is
+ * inherited), but a JIT whose children go on running its code wants
+ * its table there too: libsframe_jit's atfork child handler opens a
+ * registry of the same shape from the inherited descriptor with
+ * SFRAME_JIT_COPY, maps it and closes the inherited descriptor.  This
+ * child does the same before its first clock read, so that the fork of
+ * a process with a large registry costs, in the child, at least the
+ * zeroing, the copy and, at the child's exit, the freeing of that many
+ * bytes; the parent's fork no longer copies anything.
  *
  *	fork_bench [-r REPS]
  *
@@ -29,7 +33,8 @@
  *
  *   total   to waitpid()'s return in the parent;
  *   parent  to fork()'s return in the parent;
- *   child   to the child's first clock read in userspace;
+ *   child   to the child's first clock read in userspace, after its
+ *           copy of the registry (SFRAME_JIT_COPY and mmap());
  *   freed   from waitpid()'s return to the freeing of the child's copy,
  *           which the kernel defers past an RCU grace period to a work
  *           item: the benchmark waits for it before the next fork, so
@@ -37,7 +42,7 @@
  *   stall   in a second fork, the longest gap between two page faults
  *           of another thread of the forking process: dup_mmap() holds
  *           the parent's mmap lock and the lock of each of its VMAs
- *           until the copy is done; "of" is that fork's parent time.
+ *           while it runs; "of" is that fork's parent time.
  *
  * And a floor for the largest registry: as many bytes mapped with
  * MAP_POPULATE, copied with memcpy() and unmapped, in userspace: what
@@ -61,12 +66,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/sframe.h>
+#include <linux/sframe_jit.h>
 
 #include "../bench_time.h"
 
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 472
+#ifndef __NR_sframe_jit_open
+#define __NR_sframe_jit_open 472
 #endif
 
 #define MAX_REPS	101
@@ -168,6 +173,28 @@ static double wait_registries(int base)
 	return wall_ns() - t0;
 }
 
+/* The worker's registry, which its children copy: -1 for none. */
+static int jit_fd = -1;
+static struct sframe_jit_args jit_args;
+
+/* A new registry's descriptor, mapped as a JIT maps it; -errno. */
+static long jit_open(struct sframe_jit_args *args, void **map)
+{
+	long fd = syscall(__NR_sframe_jit_open, args, sizeof(*args));
+	off_t size;
+
+	if (fd == -1)
+		return -errno;
+	size = lseek(fd, 0, SEEK_END);
+	*map = size > 0 ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       fd, 0) : MAP_FAILED;
+	if (*map == MAP_FAILED) {
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
 static long jit_register(__u64 start, __u32 fdes, __u32 fres)
 {
 	struct sframe_jit_args args = {
@@ -176,10 +203,29 @@ static long jit_register(__u64 start, __u32 fdes, __u32 fres)
 		.fde_capacity	= fdes,
 		.fre_capacity	= fres,
 	};
-	long ret = syscall(__NR_sframe_register, SFRAME_REGISTER_JIT, &args,
-			   sizeof(args));
+	void *map;
+	long fd = jit_open(&args, &map);
 
-	return ret == -1 ? -errno : ret;
+	if (fd < 0)
+		return fd;
+	jit_fd = fd;
+	jit_args = args;
+	return (long)map;
+}
+
+/* In the child: what libsframe_jit's atfork child handler does. */
+static void jit_copy(void)
+{
+	struct sframe_jit_args args = jit_args;
+	void *map;
+
+	if (jit_fd < 0)
+		return;
+	args.flags = SFRAME_JIT_COPY;
+	args.src_fd = jit_fd;
+	if (jit_open(&args, &map) < 0)
+		_exit(1);
+	close(jit_fd);
 }
 
 /*
@@ -251,6 +297,7 @@ static pid_t fork_child(void)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		jit_copy();
 		*child_stamp = wall_ns();
 		_exit(0);
 	}

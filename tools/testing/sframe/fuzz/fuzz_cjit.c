@@ -13,7 +13,7 @@
  * row carries its rule's fields, or, where its rule index is at or past
  * the capacity, a reserved field that is not zero: both make the row
  * malformed.  fuzz_jit checks version 1 lookups against the rules of
- * <uapi/linux/sframe.h>; here, lookups at PCs around every descriptor
+ * <uapi/linux/sframe_jit.h>; here, lookups at PCs around every descriptor
  * and row must give the same result and row in both registries.
  *
  * The compact areas are apart, with poisoned gaps between them and the
@@ -22,7 +22,7 @@
  */
 #include <sanitizer/asan_interface.h>
 
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "fuzz.h"
 

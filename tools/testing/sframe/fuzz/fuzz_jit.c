@@ -8,7 +8,7 @@
  * count, sequence count and descriptor and row areas, byte for byte, and
  * PCs around every descriptor are looked up in it.  Otherwise the input
  * is a program for a writer that follows the publication protocol of
- * <uapi/linux/sframe.h> (append: rows, descriptor, store-release of the
+ * <uapi/linux/sframe_jit.h> (append: rows, descriptor, store-release of the
  * count; tombstone; rewrites in place between an odd and an even seq),
  * breaks it on purpose (malformed entries, stray writes), and interleaves
  * lookups.  Each writer step is a store into the registry; a lookup takes
@@ -31,7 +31,7 @@
 #include <limits.h>
 #include <stddef.h>
 
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "fuzz.h"
 

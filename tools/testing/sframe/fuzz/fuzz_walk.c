@@ -53,7 +53,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sframe_register.h>
-#include <uapi/linux/sframe.h>
+#include <uapi/linux/sframe_jit.h>
 
 #include "fuzz.h"
 #include "table_alloc.h"
