@@ -106,10 +106,14 @@ fuzz: deps
 bench: headers
 	@mk/bench.sh
 
-# The series as maintainers receive it, and its per-patch checks.
+# The series as maintainers receive it, and its per-patch checks.  The
+# series is signed off by your git identity (user.name, user.email);
+# DRAFT=1 writes a draft ("[DRAFT PATCH ...]") that needs none, as
+# series-check does unless told DRAFT=0.
 series: tree
 	@mk/series.sh
 
+series-check: export DRAFT ?= 1
 series-check: series
 	@mk/series-check.sh
 

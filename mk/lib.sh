@@ -35,17 +35,37 @@ base_subject() {
 	echo "Base: Debian $base_pkg $(base_version), untouched"
 }
 
-# Files of the overlay, relative to $top: tracked and untracked but not
-# ignored, so that a new file is picked up before it is committed.
-overlay_files() {
+# The overlay directories this repository has.
+present_overlay_dirs() {
 	local d
 
 	for d in $overlay_dirs; do
-		[ -d "$top/$d" ] || continue
-		git -C "$top" ls-files --cached --others --exclude-standard -- "$d"
-	done | sort -u | while read -r f; do
+		if [ -d "$top/$d" ]; then
+			echo "$d"
+		fi
+	done
+}
+
+# Files of the overlay, relative to $top: the files git tracks (those in
+# the index: a new file counts once it is "git add"ed, or "git add -N"),
+# as they are in the work tree.  What git does not track, such as a
+# binary a build left in tools/, never goes into the tree or the series,
+# whether or not a .gitignore names it.
+overlay_files() {
+	[ -n "$(present_overlay_dirs)" ] || return 0
+	# shellcheck disable=SC2046
+	git -C "$top" ls-files --cached -- $(present_overlay_dirs) |
+		sort -u | while read -r f; do
 		[ -f "$top/$f" ] && echo "$f"
 	done
+}
+
+# Files in the overlay directories that git neither tracks nor ignores:
+# new files not yet added, or build products a .gitignore should name.
+untracked_overlay_files() {
+	[ -n "$(present_overlay_dirs)" ] || return 0
+	# shellcheck disable=SC2046
+	git -C "$top" ls-files --others --exclude-standard -- $(present_overlay_dirs)
 }
 
 # Patches named in patches/series, in order, without comments.

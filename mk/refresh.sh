@@ -1,7 +1,8 @@
 #!/bin/bash
 # Carry edits made inside build/linux back into the repository:
 #  - a new file, or an edit to one of our overlay files, is copied to the
-#    same path here;
+#    same path here (a new file is "git add -N"ed, as the tree takes
+#    only the files git tracks);
 #  - an edit to an upstream file rewrites the quilt patch in patches/
 #    that already changes that file, keeping the patch's description;
 #  - an edit to an upstream file that no patch changes yet goes into the
@@ -46,6 +47,16 @@ while IFS= read -r -d '' entry; do
 			mkdir -p "$top/$(dirname "$f")"
 			cp "$tree/$f" "$top/$f"
 			note "copied $f"
+			# The tree takes only files git tracks: record the
+			# new one's path (not its content) in the index,
+			# unless a .gitignore says it is a build product.
+			if git -C "$top" check-ignore -q -- "$f"; then
+				note "$f is ignored by git, so the tree leaves it out"
+			elif ! git -C "$top" ls-files --error-unmatch -- "$f" \
+				>/dev/null 2>&1; then
+				git -C "$top" add -N -- "$f"
+				note "git add -N $f"
+			fi
 		else
 			rm -f "$top/$f"
 			note "removed $f"

@@ -12,14 +12,80 @@
 # from the previous step's tree and sets the content of the files it
 # claims.  Dates are those of the repository's last commit, so the same
 # repository state gives the same series.
+#
+# The patches are authored and signed off by the git identity of whoever
+# runs this (GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, else user.name and
+# user.email, as git commit takes them); without one it refuses.  The
+# MAINTAINERS entry of patches/maintainers-sframe.patch names the same
+# identity: its maintainer line is a placeholder that the series
+# replaces.  DRAFT=1 (as "make series-check" sets) writes a draft: every
+# subject says "[DRAFT PATCH ...]", and without a git identity it signs
+# off with a placeholder that no list accepts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 steps_file=$top/mk/series/steps
 out=${SERIES_OUT:-$build/series}
 work=$build/series-work.git
-ident_name=${SERIES_NAME:-SFrame JIT developers}
-ident_email=${SERIES_EMAIL:-sframe-jit@sframe-jit.invalid}
+
+# The maintainer line of patches/maintainers-sframe.patch, which the
+# series replaces with the sender's identity.
+maintainers_placeholder='Series Author <series-author@sframe-jit.invalid>'
+# Names of mainline's SFrame series (MAINTAINERS "USERSPACE STACK
+# UNWINDING"), which our entry must not claim.
+upstream_patterns="kernel/unwind
+kernel/unwind/
+kernel/unwind/*
+kernel/unwind/sframe.c
+kernel/unwind/sframe.h
+kernel/unwind/sframe_debug.h
+include/linux/sframe.h"
+
+# ---- who sends the series ----------------------------------------------
+
+case "${DRAFT:-0}" in
+0|no|"") draft=0 ;;
+*) draft=1 ;;
+esac
+
+set_identity() {
+	local ident
+
+	if ident=$(git -C "$top" -c user.useConfigOnly=true var GIT_AUTHOR_IDENT 2>/dev/null); then
+		ident=${ident% * *}		# drop the time stamp and zone
+		ident_name=${ident% <*}
+		ident_email=${ident##* <}
+		ident_email=${ident_email%>}
+	elif [ $draft = 1 ]; then
+		ident_name="SFrame JIT draft"
+		ident_email=draft@sframe-jit.invalid
+		note "DRAFT=1 and no git identity: a placeholder signs off"
+	else
+		die "make series signs every patch off with your git identity, and git has none.  Set it with
+    git config user.name 'Your Name'
+    git config user.email you@example.org
+or write a draft that is not to be mailed: make series DRAFT=1"
+	fi
+	if [ -z "$ident_name" ] || [[ "$ident_email" != ?*@?* ]]; then
+		die "git identity '$ident_name <$ident_email>' has no name or no address"
+	fi
+	if [ $draft = 0 ]; then
+		case "${ident_email,,}" in
+		*.invalid|*.example|*.test|*.localhost|*@example.com|*@example.org|*@example.net)
+			note "warning: $ident_email is under a reserved domain; mail from it will not reach a list" ;;
+		esac
+	fi
+	if [ $draft = 1 ]; then
+		subject_prefix="DRAFT PATCH"
+	else
+		subject_prefix="PATCH"
+	fi
+	if [ $draft = 1 ]; then
+		note "signing off as $ident_name <$ident_email> (draft)"
+	else
+		note "signing off as $ident_name <$ident_email>"
+	fi
+}
 
 [ -d "$tree/.git" ] || die "no assembled tree at $tree; run 'make tree'"
 git -C "$tree" rev-parse -q --verify base >/dev/null ||
@@ -209,13 +275,89 @@ apply_cut() {
 	}' /dev/stdin
 }
 
+# MAINTAINERS as the tree has it, into $tmp/maintainers; its maintainer
+# placeholder must be there once.
+tree_maintainers() {
+	local n
+
+	git -C "$tree" cat-file blob "$head:MAINTAINERS" > "$tmp/maintainers"
+	n=$(grep -cF -- "$maintainers_placeholder" "$tmp/maintainers" || true)
+	[ "$n" = 1 ] ||
+		die "MAINTAINERS in $tree has the maintainer placeholder '$maintainers_placeholder' $n times, not once (patches/maintainers-sframe.patch; run 'make tree')"
+}
+
+# MAINTAINERS with the placeholder replaced by the sender's identity,
+# written to $work.
+maintainers_blob() {
+	tree_maintainers
+	FROM=$maintainers_placeholder TO="$ident_name <$ident_email>" awk '
+	{
+		i = index($0, ENVIRON["FROM"])
+		if (i)
+			$0 = substr($0, 1, i - 1) ENVIRON["TO"] \
+			     substr($0, i + length(ENVIRON["FROM"]))
+		print
+	}' "$tmp/maintainers" > "$tmp/maintainers.new"
+	git --git-dir="$work" hash-object -w "$tmp/maintainers.new"
+}
+
+# Does F: pattern $1 cover file $2?  "dir/" covers all below it.
+f_covers() {
+	# shellcheck disable=SC2053
+	[[ "$1" == */ && "$2" == "$1"* ]] || [[ "$2" == $1 ]]
+}
+
+# The F: patterns of our MAINTAINERS entry, the one with the placeholder:
+# each must match a file of the tree, and none may be one of mainline's
+# SFrame series.  Files the series adds that no pattern covers are listed.
+check_maintainers_entry() {
+	local pats=() pat f covered files
+
+	tree_maintainers
+	mapfile -t pats < <(awk -v ph="$maintainers_placeholder" '
+		/^$/ { if (ours) exit; next }
+		index($0, ph) { ours = 1 }
+		ours && /^F:/ { sub(/^F:[ \t]*/, ""); print }' "$tmp/maintainers")
+	[ ${#pats[@]} -gt 0 ] ||
+		die "the MAINTAINERS entry with the maintainer placeholder has no F: line"
+	files=$(git -C "$tree" ls-tree -r --name-only "$head")
+	for pat in "${pats[@]}"; do
+		! grep -qxF -- "$pat" <<< "$upstream_patterns" ||
+			die "MAINTAINERS: our entry claims '$pat', a name of mainline's SFrame series"
+		covered=0
+		while read -r f; do
+			if f_covers "$pat" "$f"; then
+				covered=1
+				break
+			fi
+		done <<< "$files"
+		[ $covered = 1 ] ||
+			die "MAINTAINERS: our entry's 'F: $pat' matches no file of $tree (patches/maintainers-sframe.patch)"
+	done
+	while read -r f; do
+		[ -n "$f" ] || continue
+		covered=0
+		for pat in "${pats[@]}"; do
+			if f_covers "$pat" "$f"; then
+				covered=1
+				break
+			fi
+		done
+		[ $covered = 1 ] || note "MAINTAINERS: no F: line of our entry covers $f"
+	done < <(git -C "$tree" diff --name-only --diff-filter=A base "$head")
+}
+
 # The blob of file $2 at step $1 (partial or final), written to $work.
 step_blob() {
 	local step=$1 f=$2 partial=$3 cut
 	local src=$tmp/content
 
 	if [ "$partial" = 0 ]; then
-		git -C "$tree" rev-parse "$head:$f"
+		if [ "$f" = MAINTAINERS ]; then
+			maintainers_blob
+		else
+			git -C "$tree" rev-parse "$head:$f"
+		fi
 		return
 	fi
 	cut=${cuts_of["$step $f"]:-}
@@ -279,9 +421,22 @@ build_commits() {
 	unset GIT_INDEX_FILE
 	git --git-dir="$work" update-ref refs/heads/series "$parent"
 	git --git-dir="$work" tag -f base "$base" >/dev/null
-	[ "$prev_tree" = "$(git -C "$tree" rev-parse "$head^{tree}")" ] ||
+	[ "$prev_tree" = "$(expected_tree)" ] ||
 		die "the series does not reproduce $tree (a bug in mk/series.sh or its steps)"
-	note "$n commits on top of base reproduce $tree exactly"
+	note "$n commits on top of base reproduce $tree exactly, but for the sender in MAINTAINERS"
+}
+
+# The tree the series must end with: the assembled tree's, with the
+# sender's identity in MAINTAINERS.
+expected_tree() {
+	local index=$tmp/index.expected
+
+	GIT_INDEX_FILE=$index git --git-dir="$work" read-tree "$head"
+	if [ -n "${claims[MAINTAINERS]:-}" ]; then
+		GIT_INDEX_FILE=$index git --git-dir="$work" update-index \
+			--cacheinfo "$(file_mode MAINTAINERS),$(maintainers_blob),MAINTAINERS"
+	fi
+	GIT_INDEX_FILE=$index git --git-dir="$work" write-tree
 }
 
 # ---- the cover letter ----------------------------------------------------
@@ -324,6 +479,10 @@ cover_body() {
 
 	grep -v '^#' "$top/mk/series/cover"
 	echo
+	if [ $draft = 1 ]; then
+		echo "DRAFT: written by 'make series DRAFT=1', not to be mailed or merged."
+		echo
+	fi
 	echo "Measured results"
 	echo "----------------"
 	echo
@@ -389,6 +548,7 @@ write_series() {
 	GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
 	GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
 		git --git-dir="$work" format-patch -q --cover-letter \
+		--subject-prefix="$subject_prefix" \
 		--base="$base" --no-signature -o "$out" base..series
 	cover=$(ls "$out"/0000-cover-letter.patch)
 	# One process: sed quitting early would end a pipe with SIGPIPE,
@@ -406,31 +566,124 @@ write_series() {
 	mv "$tmp/cover" "$cover"
 }
 
-# The manual page as the man-pages project takes it: a patch adding
-# man/man2/sframe_register.2, in build/series/man-pages/.
-write_manpage() {
-	local repo=$tmp/man-pages page=Documentation/userspace-api/sframe_register.2
+# The manual pages, in man/ at the top of this repository, as the
+# man-pages project takes them: a series against man-pages with one
+# commit per page family (a page and its link pages), in
+# build/series/man-pages/.  The pages are listed here, not globbed, so
+# that nothing but them goes out.
+man_families=(
+	"man/man2/sframe_jit_open.2"
+	"man/man2const/SFRAME_JIT_REPLACE.2const"
+	"man/man2const/SFRAME_JIT_COPY.2const"
+	"man/man2/sframe_register.2 man/man2/sframe_unregister.2"
+)
 
-	rm -rf "$repo"
-	git init -q "$repo"
-	mkdir -p "$repo/man/man2"
-	git -C "$tree" show "$head:$page" > "$repo/man/man2/sframe_register.2"
-	git -C "$repo" add man/man2/sframe_register.2
-	GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
-	GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
-	GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
-		git -C "$repo" commit -q -s -m "sframe_register.2: New page" \
-		-m "Describe sframe_register(2), proposed for Linux by the series
-of the same name: JIT registries of SFrame unwind rows and the
-registration of ELF .sframe sections, each operation's checks and
-errors, and the lifetime of registrations."
-	git -C "$repo" format-patch -q --root -o "$out/man-pages" HEAD
+# "sframe_jit_open(2)" for man/man2/sframe_jit_open.2.
+man_ref() {
+	local name=${1##*/}
+
+	echo "${name%.*}(${name##*.})"
 }
 
+# The subject of the commit adding pages $@, as man-pages writes them:
+# "man/man2/a.2: Add page", "man/man2/{a,b}.2: Add pages".
+man_subject() {
+	local dir=${1%/*} ext=${1##*.} page stems=""
+
+	if [ $# = 1 ]; then
+		echo "$1: Add page"
+		return
+	fi
+	for page in "$@"; do
+		if [ "${page%/*}" != "$dir" ] || [ "${page##*.}" != "$ext" ]; then
+			stems=""
+			break
+		fi
+		page=${page##*/}
+		stems+="${stems:+,}${page%.*}"
+	done
+	if [ -n "$stems" ]; then
+		echo "$dir/{$stems}.$ext: Add pages"
+	else
+		echo "$(printf '%s, ' "$@" | sed 's/, $//'): Add pages"
+	fi
+}
+
+# groff's warnings about page $1 (relative to man/), none if groff is
+# missing.
+man_warnings() {
+	command -v groff >/dev/null || return 0
+	(cd "$top/man" && groff -s -man -ww -z "$1" 2>&1)
+}
+
+write_manpages() {
+	local repo=$tmp/man-pages family page pages=() subject refs=() what
+	local warn cover
+	local kernel_subject
+
+	kernel_subject=$(grep -m 1 -v '^#' "$top/mk/series/cover")
+	rm -rf "$repo"
+	git init -q "$repo"
+	export GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email
+	export GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email
+	export GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date
+	git -C "$repo" commit -q --allow-empty -m "man-pages base"
+	git -C "$repo" tag base
+	for family in "${man_families[@]}"; do
+		read -r -a pages <<< "$family"
+		refs=()
+		for page in "${pages[@]}"; do
+			[ -f "$top/$page" ] || die "$page is missing"
+			warn=$(man_warnings "${page#man/}")
+			[ -z "$warn" ] || die "groff -man -ww warns about $page:
+$warn"
+			mkdir -p "$repo/$(dirname "$page")"
+			cp "$top/$page" "$repo/$page"
+			refs+=("$(man_ref "$page")")
+		done
+		git -C "$repo" add -- "${pages[@]}"
+		subject=$(man_subject "${pages[@]}")
+		what=$(printf '%s and ' "${refs[@]}")
+		git -C "$repo" commit -q -s -m "$subject" -m "$(fmt -w 72 <<EOF
+Document ${what% and }, proposed for Linux by the kernel series
+"$kernel_subject" and not in mainline.  Its
+Documentation/userspace-api/sframe.rst is the full description; the
+page links to it.
+EOF
+)"
+	done
+	git -C "$repo" format-patch -q --cover-letter \
+		--subject-prefix="$subject_prefix" --no-signature \
+		-o "$out/man-pages" base..HEAD
+	cover=$out/man-pages/0000-cover-letter.patch
+	fmt -w 72 > "$tmp/man-blurb" <<EOF
+New pages for the system calls sframe_jit_open(2), sframe_register(2)
+and sframe_unregister(2), and for the sframe_jit_open(2) flags
+SFRAME_JIT_REPLACE and SFRAME_JIT_COPY, proposed for Linux by the
+kernel series "$kernel_subject".  The calls are not in mainline: the
+pages say so in HISTORY, and the system call numbers are provisional.
+EOF
+	awk -v blurb="$tmp/man-blurb" '
+	/\*\*\* SUBJECT HERE \*\*\*/ {
+		sub(/\*\*\* SUBJECT HERE \*\*\*/, "Add pages for sframe_jit_open(2) and sframe_register(2)")
+	}
+	/^\*\*\* BLURB HERE \*\*\*$/ {
+		while ((getline l < blurb) > 0)
+			print l
+		next
+	}
+	{ print }' "$cover" > "$tmp/man-cover"
+	mv "$tmp/man-cover" "$cover"
+	unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME \
+		GIT_COMMITTER_EMAIL GIT_AUTHOR_DATE GIT_COMMITTER_DATE
+}
+
+set_identity
 parse_steps
 claim_files
+check_maintainers_entry
 build_commits
 write_series
-write_manpage
+write_manpages
 note "$(find "$out" -name '*.patch' | wc -l) files in $out:"
 (cd "$out" && ls -1 ./*.patch | sed 's|^\./|    |')

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Assemble build/linux: Debian's untouched linux-source-6.12 as the first
 # git commit (tagged "base"), then our overlay files and patches/series
-# as a second commit.
+# as a second commit.  The overlay is the files git tracks here (mk/lib.sh
+# overlay_files), never what a build left beside them.
 #
 # A re-run only rewrites files whose content changes, so the kernel
 # build that follows recompiles only what was edited.  It refuses to run
@@ -93,6 +94,9 @@ stage_files() {
 		mkdir -p "$stage/$(dirname "$f")"
 		cp "$top/$f" "$stage/$f"
 	done < <(overlay_files)
+	while read -r f; do
+		note "left out, as git does not track it: $f (git add a new file; a build product belongs in a .gitignore)"
+	done < <(untracked_overlay_files)
 }
 
 # Make $tree hold base + stage, writing only files whose content differs.
