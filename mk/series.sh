@@ -151,10 +151,26 @@ parse_steps() {
 		fi
 	done < "$steps_file"
 	[ ${#names[@]} -gt 0 ] || die "$steps_file defines no step"
+	check_outside_last
 	for name in "${names[@]}"; do
 		# Drop the blank lines that end the message.
 		sed -i -e ':a' -e '/^\n*$/{$d;N;ba' -e '}' "${msg_of[$name]}"
 		[ -s "${msg_of[$name]}" ] || die "$steps_file: step '$name' has no subject"
+	done
+}
+
+# Steps named outside_* are userspace that the kernel trees do not take:
+# they are built into the chain, so that it still reproduces the tree,
+# but written apart from the mailed series.  They come last.
+check_outside_last() {
+	local name seen=""
+
+	for name in "${names[@]}"; do
+		if [[ "$name" == outside_* ]]; then
+			seen=$name
+		elif [ -n "$seen" ]; then
+			die "$steps_file: step $name comes after $seen; outside_* steps come last"
+		fi
 	done
 }
 
@@ -417,6 +433,8 @@ build_commits() {
 		parent=$commit
 		prev_tree=$tree_id
 		n=$((n + 1))
+		[[ "$name" == outside_* ]] ||
+			git --git-dir="$work" update-ref refs/heads/mailed "$commit"
 	done
 	unset GIT_INDEX_FILE
 	git --git-dir="$work" update-ref refs/heads/series "$parent"
@@ -549,7 +567,8 @@ write_series() {
 	GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
 		git --git-dir="$work" format-patch -q --cover-letter \
 		--subject-prefix="$subject_prefix" \
-		--base="$base" --no-signature -o "$out" base..series
+		--base="$base" --no-signature -o "$out" base..mailed
+	write_outside
 	cover=$(ls "$out"/0000-cover-letter.patch)
 	# One process: sed quitting early would end a pipe with SIGPIPE,
 	# which pipefail turns into a failure.
@@ -564,6 +583,20 @@ write_series() {
 	}
 	{ print }' "$cover" > "$tmp/cover"
 	mv "$tmp/cover" "$cover"
+}
+
+# The outside_* steps, for reference and for their own trees (the perf
+# tool's patch is for perf-tools-next once the kernel side is merged),
+# in $out/outside/, never among the mailed patches.
+write_outside() {
+	[ "$(git --git-dir="$work" rev-parse mailed)" != \
+	  "$(git --git-dir="$work" rev-parse series)" ] || return 0
+	GIT_AUTHOR_NAME=$ident_name GIT_AUTHOR_EMAIL=$ident_email \
+	GIT_COMMITTER_NAME=$ident_name GIT_COMMITTER_EMAIL=$ident_email \
+	GIT_AUTHOR_DATE=$date GIT_COMMITTER_DATE=$date \
+		git --git-dir="$work" format-patch -q \
+		--subject-prefix="$subject_prefix" \
+		--no-signature -o "$out/outside" mailed..series
 }
 
 # The manual pages, in man/ at the top of this repository, as the
@@ -685,5 +718,9 @@ check_maintainers_entry
 build_commits
 write_series
 write_manpages
-note "$(find "$out" -name '*.patch' | wc -l) files in $out:"
+note "$(find "$out" -maxdepth 1 -name '*.patch' | wc -l) files in $out:"
 (cd "$out" && ls -1 ./*.patch | sed 's|^\./|    |')
+if [ -d "$out/outside" ]; then
+	note "not mailed, in $out/outside:"
+	(cd "$out/outside" && ls -1 ./*.patch | sed 's|^\./|    |')
+fi
