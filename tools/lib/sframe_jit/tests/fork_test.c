@@ -19,6 +19,7 @@
 
 #include <linux/capability.h>
 
+#include "registry_fds.h"
 #include "test.h"
 
 static int wait_child(pid_t pid)

@@ -114,28 +114,6 @@ bool range_registered(uint64_t start, uint64_t end)
 	return false;
 }
 
-/* Descriptors whose fdinfo has the fields of a JIT registry's. */
-int registry_fds(void)
-{
-	char path[64], line[256];
-	int fd, n = 0;
-	FILE *f;
-
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "map_size:", 9)) {
-				n++;
-				break;
-			}
-		fclose(f);
-	}
-	return n;
-}
-
 void *file_read(const char *path, size_t *size)
 {
 	struct stat st;

@@ -24,6 +24,8 @@
 
 #include <linux/sframe_jit.h>
 
+#include "registry_fds.h"
+
 #ifndef __NR_sframe_jit_open
 #define __NR_sframe_jit_open 472
 #endif
@@ -118,28 +120,6 @@ static int nr_registries(void)
 	return n;
 }
 
-/* Descriptors of JIT registries: their fdinfo has a map_size. */
-static int nr_registry_fds(void)
-{
-	char path[64], line[256];
-	int fd, n = 0;
-	FILE *f;
-
-	for (fd = 0; fd < 1024; fd++) {
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "map_size:", 9)) {
-				n++;
-				break;
-			}
-		fclose(f);
-	}
-	return n;
-}
-
 struct state {
 	int regs;
 	int fds;
@@ -148,7 +128,7 @@ struct state {
 
 static struct state state_now(void)
 {
-	return (struct state) { nr_registries(), nr_registry_fds(),
+	return (struct state) { nr_registries(), registry_fds(),
 				status_kb("VmPin") };
 }
 

@@ -177,7 +177,6 @@ struct sframe_jit_header *raw_map(int fd);
 /* A registration of [start, end) is refused with EEXIST. */
 bool range_registered(uint64_t start, uint64_t end);
 /* Descriptors of the process that are JIT registries. */
-int registry_fds(void);
 
 /* Read a whole file; NULL if it cannot be read. */
 void *file_read(const char *path, size_t *size);
