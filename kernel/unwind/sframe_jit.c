@@ -393,7 +393,7 @@ static void sframe_jit_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "text_start:\t%#lx\n", reg->view.text_start);
 	seq_printf(m, "text_end:\t%#lx\n", reg->view.text_end);
 	seq_printf(m, "map_size:\t%lu\n", reg->size);
-	seq_printf(m, "registered:\t%d\n", READ_ONCE(reg->region) != NULL);
+	seq_printf(m, "registered:\t%d\n", !!READ_ONCE(reg->region));
 }
 
 static const struct file_operations sframe_jit_fops = {
@@ -468,8 +468,14 @@ void sframe_jit_copy(struct sframe_jit_reg *new,
 	const struct sframe_jit_view *o = &old->view, *n = &new->view;
 	const struct sframe_jit_header *oh = o->base;
 	struct sframe_jit_header *nh = sframe_jit_mem(new);
-	u32 count = smp_load_acquire(&oh->fde_count);
+	u32 count;
 
+	/*
+	 * Pairs with the JIT's store-release of fde_count: the descriptors
+	 * and rows it publishes were written before it, so the copies of
+	 * the areas below hold them.
+	 */
+	count = smp_load_acquire(&oh->fde_count);
 	nh->seq = READ_ONCE(oh->seq);
 	sframe_jit_copy_area(sframe_jit_mem(new) + n->fde_off,
 			     o->base + o->fde_off,
