@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ELF section copies are charged to the user's tables, once per copy: processes of one user that map the same section of the same
- * file, and forked children, share one copy; a copy of the file, or
- * another user, gets a copy of its own, charged again.  The charge is
- * the table the copy is converted into, not the section's bytes.
+ * ELF section copies are charged to the user's tables, once per copy:
+ * processes of one user that map the same section of the same file, and
+ * forked children, share one copy; a copy of the file, or another user,
+ * gets a copy of its own, charged again.  The charge is the table the
+ * copy is converted into, not the section's bytes.
  *
  * Each test runs with kernel.sframe_user_pinned_kb at 0 and no
  * CAP_IPC_LOCK, in this process and in what it execs: any new charge
- * fails there, so a registration that succeeds charged nothing.  This program carries a PT_GNU_SFRAME segment, registered
- * at its exec while the limit was not yet lowered; a process that
- * execs it again finds out with EXEC_CHECK whether binfmt_elf
- * registered its section (sframe_register(2) of it then fails with
- * EEXIST) or could not for want of room (it fails with ENOMEM).
+ * fails there, so a registration that succeeds charged nothing.  This
+ * program carries a PT_GNU_SFRAME segment, registered at its exec while
+ * the limit was not yet lowered; a process that execs it again finds
+ * out with EXEC_CHECK whether binfmt_elf registered its section
+ * (sframe_register(2) of it then fails with EEXIST) or could not for
+ * want of room (it fails with ENOMEM).
  */
 #include "sframe_test.h"
 
