@@ -1142,12 +1142,7 @@ TEST_F(elf_args, replace_or_copy_over_a_section_range_fails)
 TEST_F(elf_args, setup_size_other_than_32_is_einval)
 {
 	struct sframe_copy *c = &self->copy;
-	struct sframe_setup setup = {
-		.sframe_start	= (unsigned long)c->sframe,
-		.sframe_size	= c->sframe_size,
-		.text_start	= c->text_start,
-		.text_size	= c->text_end - c->text_start,
-	};
+	struct sframe_setup setup = copy_setup(c);
 	struct sframe_setup unreg = { .sframe_start = setup.sframe_start };
 	size_t sizes[] = { 0, 24, 31, 33, 40, page_size() };
 	unsigned int i;
@@ -1178,12 +1173,7 @@ TEST_F(elf_args, setup_size_other_than_32_is_einval)
 TEST_F(elf_args, unregister_takes_the_section_address_alone)
 {
 	struct sframe_copy *c = &self->copy;
-	struct sframe_setup setup = {
-		.sframe_start	= (unsigned long)c->sframe,
-		.sframe_size	= c->sframe_size,
-		.text_start	= c->text_start,
-		.text_size	= c->text_end - c->text_start,
-	};
+	struct sframe_setup setup = copy_setup(c);
 	struct sframe_setup bad;
 
 	ASSERT_EQ(0, copy_elf_register(c));

@@ -716,6 +716,17 @@ static inline int sframe_copy_make(const struct self_sframe *s,
 	return 0;
 }
 
+/* The struct sframe_setup that registers @c's section for its text. */
+static inline struct sframe_setup copy_setup(const struct sframe_copy *c)
+{
+	return (struct sframe_setup) {
+		.sframe_start	= (unsigned long)c->sframe,
+		.sframe_size	= c->sframe_size,
+		.text_start	= c->text_start,
+		.text_size	= c->text_end - c->text_start,
+	};
+}
+
 static inline int copy_elf_register(struct sframe_copy *c)
 {
 	return elf_register((unsigned long)c->sframe, c->sframe_size,
