@@ -5,7 +5,7 @@
 # print per target the executions, executions per second and libFuzzer's
 # coverage counters (cov: edges, ft: features, of the target and the
 # code under test together), and the line and branch coverage of
-# kernel/unwind/sframe.c and sframe_user.c that the target's corpus
+# kernel/unwind's decoders and sframe_user.c that the target's corpus
 # reaches, measured by an uninstrumented-for-sanitizers coverage build.
 # A crash leaves its input in build/fuzz/artifacts/ and fails the run.
 #
@@ -37,6 +37,19 @@ status_field() {
 }
 
 # "lines% branches%" of a source file in an llvm-cov report.
+# The decoders' coverage together (PREFIX.dec.txt, its TOTAL row) and
+# the walker's (PREFIX.txt), from llvm-cov report's arguments.
+cov_reports() {
+	local prefix=$1
+
+	shift
+	llvm-cov report "$@" "$unwind/sframe_row.c" "$unwind/sframe_jit_read.c" \
+		"$unwind/sframe_sec.c" "$unwind/sframe_table.c" \
+		>"$prefix.dec.txt" 2>/dev/null &&
+		llvm-cov report "$@" "$unwind/sframe_user.c" \
+			>"$prefix.txt" 2>/dev/null
+}
+
 cov_of() {
 	awk -v f="$1" '$1 ~ f"$" { print $10, $13 }' "$2"
 }
@@ -66,11 +79,9 @@ for t in $targets; do
 	LLVM_PROFILE_FILE="$out/cov/$t.profraw" "$out/cov_$t" -runs=0 \
 		"$work" "$src/corpus/$t" >/dev/null 2>&1
 	llvm-profdata merge -o "$out/cov/$t.profdata" "$out/cov/$t.profraw" &&
-		llvm-cov report "$out/cov_$t" \
-			-instr-profile="$out/cov/$t.profdata" \
-			"$unwind/sframe.c" "$unwind/sframe_user.c" \
-			>"$out/cov/$t.txt" 2>/dev/null
-	dec=$(cov_of 'unwind/sframe.c' "$out/cov/$t.txt")
+		cov_reports "$out/cov/$t" "$out/cov_$t" \
+			-instr-profile="$out/cov/$t.profdata"
+	dec=$(cov_of TOTAL "$out/cov/$t.dec.txt")
 	walker=$(cov_of 'unwind/sframe_user.c' "$out/cov/$t.txt")
 
 	rows+=("$(printf '%-10s %12s %9s %6s %7s %7s  %-15s %-15s %s' "$t" \
@@ -89,18 +100,16 @@ for t in $targets; do
 	[ ${#objs[@]} = 0 ] && objs+=("$out/cov_$t") || objs+=(-object "$out/cov_$t")
 done
 llvm-profdata merge -o "$out/cov/all.profdata" "$out"/cov/fuzz_*.profdata &&
-	llvm-cov report "${objs[@]}" \
-		-instr-profile="$out/cov/all.profdata" \
-		"$unwind/sframe.c" "$unwind/sframe_user.c" \
-		>"$out/cov/all.txt" 2>/dev/null &&
+	cov_reports "$out/cov/all" "${objs[@]}" \
+		-instr-profile="$out/cov/all.profdata" &&
 	all=$(printf '%-10s %12s %9s %6s %7s %7s  %-15s %-15s' together '' '' \
-		'' '' '' "$(cov_of 'unwind/sframe.c' "$out/cov/all.txt")" \
+		'' '' '' "$(cov_of TOTAL "$out/cov/all.dec.txt")" \
 		"$(cov_of 'unwind/sframe_user.c' "$out/cov/all.txt")")
 
 echo
 echo "make fuzz FUZZ_TIME=$time ($(clang --version | head -n 1))"
 printf '%-10s %12s %9s %6s %7s %7s  %-15s %-15s %s\n' target execs \
-	execs/s cov ft corpus 'sframe.c l/b' 'sframe_user.c' result
+	execs/s cov ft corpus 'decoders l/b' 'sframe_user.c' result
 for r in "${rows[@]}"; do
 	echo "$r"
 done

@@ -363,6 +363,18 @@ check_maintainers_entry() {
 	done < <(git -C "$tree" diff --name-only --diff-filter=A base "$head")
 }
 
+# The series adds no file that mainline's SFrame series adds: on top of
+# it, ours must apply beside theirs.
+check_upstream_files() {
+	local f
+
+	while read -r f; do
+		[ -n "$f" ] || continue
+		! grep -qxF -- "$f" <<< "$upstream_patterns" ||
+			die "the series adds $f, a file of mainline's SFrame series"
+	done < <(git -C "$tree" diff --name-only --diff-filter=A base "$head")
+}
+
 # The blob of file $2 at step $1 (partial or final), written to $work.
 step_blob() {
 	local step=$1 f=$2 partial=$3 cut
@@ -715,6 +727,7 @@ set_identity
 parse_steps
 claim_files
 check_maintainers_entry
+check_upstream_files
 build_commits
 write_series
 write_manpages

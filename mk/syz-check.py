@@ -45,7 +45,7 @@ HEADER = os.path.join(TOP, "include/uapi/linux/sframe.h")
 JIT_HEADER = os.path.join(TOP, "include/uapi/linux/sframe_jit.h")
 DESC = os.path.join(TOP, "syzkaller/sys/linux/sframe.txt")
 CONST = DESC + ".const"
-SFRAME_H = os.path.join(TOP, "kernel/unwind/sframe.h")
+SFRAME_H = os.path.join(TOP, "kernel/unwind/sframe_sec.h")
 SYSCALL_PATCH = os.path.join(TOP, "patches/sframe-syscall.patch")
 
 # The x86_64 kernel's page size and SMP_CACHE_BYTES, which place the
@@ -460,7 +460,7 @@ def check_cimage(dstructs, dattrs, sizes, fail):
 
 
 def check_section(dstructs, dattrs, kdefs, fail):
-    """The ELF SFrame header and descriptor sizes of kernel/unwind/sframe.h."""
+    """The ELF SFrame header and descriptor sizes of kernel/unwind/sframe_sec.h."""
     if "sframe_section" not in dstructs:
         fail.add("struct sframe_section is missing")
         return

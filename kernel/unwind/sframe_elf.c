@@ -233,7 +233,7 @@ static void sframe_elf_free_data(struct sframe_elf_copy *elf, u8 **data)
 }
 
 /*
- * Convert a validated section for lookups of bounded work (sframe.h),
+ * Convert a validated section for lookups of bounded work (sframe_table.h),
  * and drop its bytes as soon as the table no longer needs them: the
  * table's own buffer, its rules and a bounded scratch buffer are all a
  * conversion allocates.  The buffer is no larger than the caller

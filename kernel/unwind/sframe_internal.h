@@ -12,13 +12,15 @@
 #define _KERNEL_UNWIND_SFRAME_INTERNAL_H
 
 #include <crypto/sha2.h>
+#include <linux/atomic.h>
 #include <linux/maple_tree.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
 
-#include "sframe.h"
+#include "sframe_jit_read.h"
+#include "sframe_table.h"
 
 struct file;
 struct mm_struct;

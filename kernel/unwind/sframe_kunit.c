@@ -9,7 +9,10 @@
 #include <linux/module.h>
 #include <linux/string.h>
 
-#include "sframe.h"
+#include "sframe_jit_read.h"
+#include "sframe_row.h"
+#include "sframe_sec.h"
+#include "sframe_table.h"
 #include "sframe_test_cases.h"
 
 static void sframe_expect_row(struct kunit *test, const struct sframe_row *got,

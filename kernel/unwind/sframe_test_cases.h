@@ -21,7 +21,10 @@
 #include <linux/types.h>
 #include <uapi/linux/sframe_jit.h>
 
-#include "sframe.h"
+#include "sframe_jit_read.h"
+#include "sframe_row.h"
+#include "sframe_sec.h"
+#include "sframe_table.h"
 
 /* Where the test sections are loaded. */
 #define SFT_BASE		0x400000UL

@@ -24,7 +24,7 @@
 
 #include <asm/sigframe.h>
 
-#include "sframe.h"
+#include "sframe_row.h"
 #include "sframe_lookup.h"
 
 /*

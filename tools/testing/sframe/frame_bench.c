@@ -4,7 +4,7 @@
  *
  *  fp		a frame-pointer walk, the floor (stacks with frame pointers);
  *  ours	the kernel's SFrame walker, kernel/unwind/sframe_user.c and
- *		sframe.c built unchanged (uwalk.h), over the sections'
+ *		the decoders built unchanged (uwalk.h), over the sections'
  *		converted tables, as the kernel registers them;
  *  ours-lin	the same, with each lookup in the section itself, which
  *		walks the function's rows, as the kernel did before it

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The work of one sample's walk over hostile sections: the kernel's
- * walker, kernel/unwind/sframe_user.c and sframe.c built unchanged
+ * walker, kernel/unwind/sframe_user.c and the decoders built unchanged
  * (uwalk.h), over sections of hostile.h registered as the kernel
  * registers them, and a stack that returns into the same costly place
  * of a section at every frame.

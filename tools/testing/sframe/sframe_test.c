@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Userspace harness of the SFrame decoder: kernel/unwind/sframe.c, built
+ * Userspace harness of the SFrame decoders of kernel/unwind, built
  * natively with ASan and UBSan, runs the cases of the KUnit suite
  * (kernel/unwind/sframe_test_cases.h), in sections, in their converted
  * tables (which must agree with them) and in registries, then lookups in
@@ -24,7 +24,7 @@
 
 #include <linux/sched.h>
 
-#include "sframe.h"
+#include "decoder.h"
 #include "sframe_test_cases.h"
 #include "table_alloc.h"
 

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sframe.h"
+#include "decoder.h"
 
 /* Frees what table_alloc_new() made; NULL is allowed. */
 static inline void table_alloc_free(struct sframe_table *t)

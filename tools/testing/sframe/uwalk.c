@@ -21,7 +21,7 @@
 #include <linux/sframe_register.h>
 #include <linux/uaccess.h>
 
-#include "sframe.h"
+#include "decoder.h"
 #include "sframe_lookup.h"
 #include "table_alloc.h"
 #include "uwalk.h"

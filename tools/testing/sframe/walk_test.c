@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The bounds of the kernel's walker, kernel/unwind/sframe_user.c and
- * sframe.c built unchanged (uwalk.h), over the hostile sections of
+ * the decoders built unchanged (uwalk.h), over the hostile sections of
  * hostile.h registered as the kernel registers a section:
  *
  *  - the caps of a converted table: a function of more rows than
@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "hostile.h"
-#include "sframe.h"
+#include "decoder.h"
 #include "uwalk.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

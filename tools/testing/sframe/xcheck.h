@@ -3,9 +3,9 @@
  * The cross-check of the kernel's SFrame decoder against GNU binutils'
  * libsframe: both sides decode the same section into these neutral
  * records, each in its own translation unit, since the kernel's
- * "sframe.h" and binutils' <sframe.h> define the same names.
+ * "sframe_sec.h" and binutils' <sframe.h> define the same names.
  *
- * xcheck_ours.c decodes with kernel/unwind/sframe.c, xcheck_lib.c with
+ * xcheck_ours.c decodes with kernel/unwind/sframe_sec.c, xcheck_lib.c with
  * libsframe; crosscheck_decode.c compares them.
  */
 #ifndef _SFRAME_XCHECK_H
@@ -55,7 +55,7 @@ struct xc_row {
 	int32_t fp_off;
 };
 
-/* Ours: kernel/unwind/sframe.c.  0 or a negative errno. */
+/* Ours: kernel/unwind/sframe_sec.c.  0 or a negative errno. */
 struct xc_ours;
 int xc_ours_open(struct xc_ours **o, const void *data, size_t size,
 		 uint64_t base);

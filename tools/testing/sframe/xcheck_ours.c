@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The kernel's side of the libsframe cross-check: kernel/unwind/sframe.c,
+ * The kernel's side of the libsframe cross-check: kernel/unwind/sframe_sec.c,
  * included unchanged so that each row can be read back with the very
  * helpers a lookup uses (sframe_fre_at(), sframe_fre_decode()), and
  * lookups go through the public sframe_table_find(), in the table the
@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "sframe.c"
+/* The section decoder and the table, with their static helpers. */
+#include "sframe_row.c"
+#include "sframe_sec.c"
+#include "sframe_table.c"
 #include "table_alloc.h"
 #include "xcheck.h"
 

@@ -32,7 +32,7 @@
 #define ROW_BYTES	4U
 #define FDE_BYTES	20U
 #define HDR_BYTES	28U
-/* The scratch buffer of a conversion of this many rows (sframe.h). */
+/* The scratch buffer of a conversion of this many rows (sframe_table.h). */
 #define SCRATCH_BYTES	(65536L * 16 + 65536L * 4)
 /* struct sframe_table, and what else a registration allocates. */
 #define FIXED_BYTES	(64L << 10)

@@ -7,7 +7,7 @@
  * registry's struct sframe_jit_stats (sframe_jit_count()): loads and
  * stores without atomics, from whichever CPU took the sample, into the
  * second cache line of the header page, which the process maps shared
- * and may write.  sframe_lookup.c and sframe.c are built unchanged, -O2,
+ * and may write.  sframe_lookup.c and sframe_jit_read.c are built unchanged, -O2,
  * against the shims of tools/testing/sframe; the registry is jit_gen.c's,
  * looked up at random PCs, every lookup a hit.
  *

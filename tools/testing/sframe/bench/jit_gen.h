@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "sframe.h"
-#include <uapi/linux/sframe.h>
+#include "decoder.h"
+#include <uapi/linux/sframe_jit.h>
 
 /* Where the generated code range starts. */
 #define JIT_GEN_TEXT_START	0x7f0000000000UL

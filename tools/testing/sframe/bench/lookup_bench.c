@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Lookup cost of the kernel's SFrame decoder as the number of functions
- * grows.  kernel/unwind/sframe.c is built unchanged against the shims of
+ * grows.  kernel/unwind's decoders are built unchanged against the shims of
  * tools/testing/sframe, with -O2 and no sanitizer.  For each function
  * count, one synthetic set of x86-64 functions of the shapes gcc emits
  * (frameless leaves, frame-pointer functions, functions that save

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sframe.h"
+#include "decoder.h"
 
 /* A broken invariant: print it and abort, which libFuzzer reports. */
 #define FUZZ_CHECK(cond, ...) do {					\

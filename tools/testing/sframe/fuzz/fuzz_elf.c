@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: an ELF .sframe section, parsed and searched by
- * kernel/unwind/sframe.c.
+ * kernel/unwind/sframe_sec.c and sframe_table.c.
  *
  * The input is the section's bytes.  It is loaded at two addresses, an
  * ordinary one and one just below the top of the address space where
@@ -428,7 +428,7 @@ static bool ref_hit_somewhere(const struct ref_sec *r, unsigned long pc,
 }
 
 /*
- * The caps of a converted table (sframe.h), written from their
+ * The caps of a converted table (sframe_table.h), written from their
  * description: rows per function, and masks per version 1 PCMASK one.
  */
 static int ref_table_caps(const struct ref_sec *r)

@@ -596,7 +596,7 @@ static void walk(struct ref_regs regs, u32 max, bool registered,
 	 */
 	FUZZ_CHECK(g.reads <= 5UL * max, "%lu reads for %u frames", g.reads,
 		   ctx.nr);
-	/* The bound of sframe.h on a sample: frames, and records per frame. */
+	/* The bound of sframe_lookup.h on a sample: frames, and records per frame. */
 	FUZZ_CHECK(ctx.nr <= SFRAME_SAMPLE_MAX_FRAMES + 1,
 		   "%u frames past the budget", ctx.nr);
 	FUZZ_CHECK(g.finds <= ctx.nr &&

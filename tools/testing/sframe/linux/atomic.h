@@ -2,7 +2,8 @@
 /*
  * Userspace shim: the SMP barriers and the acquire load of
  * <asm/barrier.h>, which <linux/atomic.h> provides in the kernel, and
- * atomic_long_t, as C11 fences and atomics.
+ * atomic_long_t, as C11 fences and atomics, and atomic_t, which the
+ * registry object embeds.
  */
 #ifndef _SFRAME_SHIM_LINUX_ATOMIC_H
 #define _SFRAME_SHIM_LINUX_ATOMIC_H
@@ -22,5 +23,10 @@ typedef struct {
 						   __ATOMIC_RELAXED)
 #define atomic_long_read(v)	__atomic_load_n(&(v)->counter,		\
 						__ATOMIC_RELAXED)
+
+/* Nothing built against these shims uses one: the type alone. */
+typedef struct {
+	int counter;
+} atomic_t;
 
 #endif /* _SFRAME_SHIM_LINUX_ATOMIC_H */
