@@ -22,7 +22,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
-#include <asm/sigframe.h>
+#include <asm/sframe_walk.h>
 
 #include "sframe_row.h"
 #include "sframe_lookup.h"
@@ -44,13 +44,8 @@ unsigned long sframe_budget_stops(void)
 	return atomic_long_read(&sframe_budget_stopped);
 }
 
-/*
- * x86-64's rt_sigreturn trampoline, "mov $15, %rax; syscall", as glibc
- * and musl write it; see Documentation/userspace-api/sframe.rst.
- */
-static const u8 sframe_sigreturn_insn[] = {
-	0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05,
-};
+/* The architecture's rt_sigreturn trampoline (asm/sframe_walk.h). */
+static const u8 sframe_sigreturn_insn[] = SFRAME_ARCH_SIGRETURN_INSN;
 
 /*
  * Where the walk stands: the frame being unwound.  @exact_pc: the PC is
@@ -81,18 +76,19 @@ static bool sframe_read_word(struct sframe_walk *w, unsigned long addr,
 
 /*
  * One frame-pointer step: the frame record at fp holds the caller's fp
- * and the return address.  Returns false where there is no such record.
+ * and the return address (asm/sframe_walk.h).  Returns false where there
+ * is no such record.
  */
 static bool sframe_fp_step(struct sframe_walk *w)
 {
 	unsigned long next_fp, ra;
 
-	if (w->fp < w->sp || w->fp > TASK_SIZE - 2 * sizeof(long))
+	if (w->fp < w->sp || w->fp > TASK_SIZE - SFRAME_ARCH_FP_RECORD_SIZE)
 		return false;
-	if (!sframe_read_word(w, w->fp, &next_fp) ||
-	    !sframe_read_word(w, w->fp + sizeof(long), &ra))
+	if (!sframe_read_word(w, w->fp + SFRAME_ARCH_FP_RECORD_FP, &next_fp) ||
+	    !sframe_read_word(w, w->fp + SFRAME_ARCH_FP_RECORD_RA, &ra))
 		return false;
-	w->sp = w->fp + 2 * sizeof(long);
+	w->sp = w->fp + SFRAME_ARCH_FP_RECORD_SIZE;
 	w->fp = next_fp;
 	w->pc = ra;
 	return true;
@@ -108,10 +104,10 @@ static bool sframe_entry_step(struct sframe_walk *w)
 {
 	unsigned long ra;
 
-	if (w->sp > TASK_SIZE - sizeof(long) ||
+	if (w->sp > TASK_SIZE - SFRAME_ARCH_ENTRY_RA_SIZE ||
 	    !sframe_read_word(w, w->sp, &ra))
 		return false;
-	w->sp += sizeof(long);
+	w->sp += SFRAME_ARCH_ENTRY_RA_SIZE;
 	w->pc = ra;
 	return true;
 }
@@ -144,23 +140,21 @@ static bool sframe_at_sigreturn(struct sframe_walk *w)
 }
 
 /*
- * The step out of a signal frame.  The handler's return popped the
- * rt_sigframe's return address, so the stack pointer is at its
- * ucontext; the interrupted registers are in its sigcontext.  They may
- * be on another stack (sigaltstack), above or below this one.
+ * The step out of a signal frame: the interrupted registers are in the
+ * frame's sigcontext, where the architecture says (asm/sframe_walk.h).
+ * They may be on another stack (sigaltstack), above or below this one.
  */
 static bool sframe_signal_step(struct sframe_walk *w)
 {
-	unsigned long frame, sc, ip, sp, fp;
+	unsigned long sc, ip, sp, fp;
 
 	if (w->sp < sizeof(long) ||
-	    w->sp > TASK_SIZE - sizeof(struct rt_sigframe))
+	    w->sp > TASK_SIZE - SFRAME_ARCH_SIGFRAME_SIZE)
 		return false;
-	frame = w->sp - sizeof(long);
-	sc = frame + offsetof(struct rt_sigframe, uc.uc_mcontext);
-	if (!sframe_read_word(w, sc + offsetof(struct sigcontext, ip), &ip) ||
-	    !sframe_read_word(w, sc + offsetof(struct sigcontext, sp), &sp) ||
-	    !sframe_read_word(w, sc + offsetof(struct sigcontext, bp), &fp))
+	sc = sframe_arch_sigcontext(w->sp);
+	if (!sframe_read_word(w, sc + SFRAME_ARCH_SC_PC, &ip) ||
+	    !sframe_read_word(w, sc + SFRAME_ARCH_SC_SP, &sp) ||
+	    !sframe_read_word(w, sc + SFRAME_ARCH_SC_FP, &fp))
 		return false;
 	if (sp >= TASK_SIZE)
 		return false;
