@@ -25,6 +25,7 @@
 struct file;
 struct mm_struct;
 struct user_struct;
+struct vm_area_struct;
 
 /* What a registered code range is described by. */
 enum sframe_region_kind {
@@ -169,15 +170,23 @@ struct sframe_region *sframe_index_exact(struct sframe_mm *smm,
 void sframe_index_remove(struct mm_struct *mm, struct sframe_region *r);
 void sframe_region_detach(struct sframe_region *r);
 
-/* sframe_jit.c: the registry object, its file and its mapping. */
+/*
+ * sframe_jit.c: the registry object and its file; sframe_jit_mmap.c:
+ * its mapping.
+ */
 struct sframe_jit_reg *sframe_jit_alloc(struct mm_struct *mm,
 					const struct sframe_jit_view *shape);
+void sframe_jit_uncharge(struct sframe_jit_reg *reg);
 void sframe_jit_put(struct sframe_jit_reg *reg);
 void sframe_jit_put_sync(struct sframe_jit_reg *reg);
 struct file *sframe_jit_file(struct sframe_jit_reg *reg);
 struct sframe_jit_reg *sframe_jit_from_file(struct file *file);
 void sframe_jit_copy(struct sframe_jit_reg *new,
 		     const struct sframe_jit_reg *old);
+unsigned long sframe_jit_get_unmapped_area(struct file *file,
+					   unsigned long addr, unsigned long len,
+					   unsigned long pgoff, unsigned long flags);
+int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* sframe_charge.c: what a user's tables may pin. */
 int sframe_charge(struct user_struct *user, unsigned long pages);

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The JIT registry: vmalloc memory that the kernel reads through its own
- * mapping, behind a file that sframe_jit_open(2) returns.  The process
- * maps the file once, in its own address space, through ->fault(), as
- * perf maps its ring buffer; the mapping is VM_DONTCOPY, so a child gets
- * neither it nor the registration and opens a registry of its own.  The
- * file and the mapping each own a reference on the registry.  The pages
- * are charged to the user's tables (sframe_charge()) and to the memory
- * cgroup.
+ * mapping, behind a file that sframe_jit_open(2) returns, which the
+ * process maps once (sframe_jit_mmap.c).  The file and the mapping each
+ * own a reference on the registry.  The pages are charged to the user's
+ * tables (sframe_charge()) and to the memory cgroup.
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
@@ -15,7 +12,6 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
-#include <linux/mman.h>
 #include <linux/seq_file.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/user.h>
@@ -34,8 +30,14 @@ static void *sframe_jit_mem(const struct sframe_jit_reg *reg)
 	return (void *)reg->view.base;
 }
 
-/* Give the charge back, once whoever asks first. */
-static void sframe_jit_uncharge(struct sframe_jit_reg *reg)
+/**
+ * sframe_jit_uncharge() - give a registry's charge back
+ * @reg: the registry.
+ *
+ * Once, whoever asks first: the mapping's close when nothing can reach
+ * the registry again (sframe_jit_mmap.c), or the registry's freeing.
+ */
+void sframe_jit_uncharge(struct sframe_jit_reg *reg)
 {
 	unsigned long pages = reg->size >> PAGE_SHIFT;
 
@@ -244,115 +246,6 @@ free_reg:
 	free_uid(reg->user);
 	kfree(reg);
 	return ERR_PTR(err);
-}
-
-static vm_fault_t sframe_jit_fault(struct vm_fault *vmf)
-{
-	struct sframe_jit_reg *reg = vmf->vma->vm_private_data;
-	struct page *page;
-
-	if (vmf->pgoff >= reg->size >> PAGE_SHIFT)
-		return VM_FAULT_SIGBUS;
-	page = vmalloc_to_page(reg->view.base + (vmf->pgoff << PAGE_SHIFT));
-	get_page(page);
-	page->mapping = vmf->vma->vm_file->f_mapping;
-	page->index = vmf->pgoff;
-	vmf->page = page;
-	return 0;
-}
-
-static void sframe_jit_vm_open(struct vm_area_struct *vma)
-{
-	struct sframe_jit_reg *reg = vma->vm_private_data;
-
-	refcount_inc(&reg->ref);
-}
-
-static void sframe_jit_vm_close(struct vm_area_struct *vma)
-{
-	struct sframe_jit_reg *reg = vma->vm_private_data;
-
-	/*
-	 * Only the registry's own mapping in its own process unregisters
-	 * it: not the copy mremap() makes and we refuse, not the mapping a
-	 * child got because its parent cleared VM_DONTCOPY (MADV_DOFORK).
-	 */
-	if (reg->region && vma->vm_mm == reg->mm && vma->vm_start == reg->uaddr)
-		sframe_index_remove(vma->vm_mm, reg->region);
-	/*
-	 * With no descriptor left, this mapping's reference is the file's
-	 * last: nothing can reach the registry again, and its charge goes
-	 * now rather than when the file's release runs, which at exec is
-	 * after binfmt_elf has charged the new image's tables.
-	 */
-	if (!reg->region && file_count(vma->vm_file) == 1)
-		sframe_jit_uncharge(reg);
-	sframe_jit_put(reg);
-}
-
-static int sframe_jit_may_split(struct vm_area_struct *vma, unsigned long addr)
-{
-	return -EINVAL;
-}
-
-static int sframe_jit_mremap(struct vm_area_struct *vma)
-{
-	return -EINVAL;
-}
-
-static const struct vm_operations_struct sframe_jit_vm_ops = {
-	.open		= sframe_jit_vm_open,
-	.close		= sframe_jit_vm_close,
-	.may_split	= sframe_jit_may_split,
-	.mremap		= sframe_jit_mremap,
-	.fault		= sframe_jit_fault,
-};
-
-/*
- * A registry is mapped once, by the process it was made for.  Every way
- * to map a file runs through here first, before anything is unmapped:
- * mmap() of the descriptor, in that process or in one it was passed to,
- * and remap_file_pages() on the mapping.  Refusing here keeps the
- * mapping, its contents and its registration as they were.  Called with
- * the mmap lock held for writing, as ->mmap() is.
- */
-static unsigned long sframe_jit_get_unmapped_area(struct file *file,
-						  unsigned long addr,
-						  unsigned long len,
-						  unsigned long pgoff,
-						  unsigned long flags)
-{
-	struct sframe_jit_reg *reg = file->private_data;
-
-	if (current->mm != reg->mm)
-		return -EACCES;
-	if (reg->mapped)
-		return -EBUSY;
-	if (pgoff || len != reg->size || !(flags & MAP_SHARED))
-		return -EINVAL;
-	return mm_get_unmapped_area(current->mm, file, addr, len, pgoff, flags);
-}
-
-/*
- * Kept to setting up the VMA, which ->get_unmapped_area() has admitted,
- * so that a port to ->mmap_prepare() moves these lines and nothing else.
- * The mapping is never executable, never grows, and is not inherited.
- */
-static int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	struct sframe_jit_reg *reg = file->private_data;
-
-	if (WARN_ON_ONCE(reg->mapped) || !(vma->vm_flags & VM_SHARED))
-		return -EINVAL;
-	if (vma->vm_flags & VM_EXEC)
-		return -EPERM;
-	reg->mapped = true;
-	reg->uaddr = vma->vm_start;
-	vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTCOPY, VM_MAYEXEC);
-	vma->vm_ops = &sframe_jit_vm_ops;
-	vma->vm_private_data = reg;
-	refcount_inc(&reg->ref);
-	return 0;
 }
 
 /* The registry's size, which userspace maps: lseek(fd, 0, SEEK_END). */

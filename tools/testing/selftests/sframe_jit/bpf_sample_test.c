@@ -682,10 +682,11 @@ TEST_F_TIMEOUT(bpf_sframe, get_stack_with_user_sframe_returns_the_exact_chain,
 
 /*
  * From an event that samples its own callchain: the program gets the
- * walk its flags ask for, the event's chain when the event walked it
- * the same way, its own walk otherwise.
+ * event's chain, as in mainline, unless its flags ask for the SFrame
+ * walk of the user stack, which the helper then takes itself, whatever
+ * walk the event took.
  */
-TEST_F_TIMEOUT(bpf_sframe, user_sframe_from_an_sframe_event_reuses_its_exact_chain,
+TEST_F_TIMEOUT(bpf_sframe, user_sframe_from_an_sframe_event_gets_the_exact_chain,
 	       60)
 {
 	struct tally t;
@@ -705,13 +706,24 @@ TEST_F_TIMEOUT(bpf_sframe, user_sframe_from_a_frame_pointer_event_walks_the_exac
 	expect_exact(_metadata, &t);
 }
 
-/* Without the flag, no SFrame chain, though the event took one. */
-TEST_F_TIMEOUT(bpf_sframe, user_stack_from_an_sframe_event_walks_frame_pointers,
+/* Without the flag, the event's own chain: it took the SFrame walk. */
+TEST_F_TIMEOUT(bpf_sframe, user_stack_from_an_sframe_event_gets_the_events_exact_chain,
 	       60)
 {
 	struct tally t;
 
 	bpf_session(_metadata, &self->c, BPF_F_USER_STACK, EVENT_CHAIN_SFRAME,
+		    0, &t);
+	expect_exact(_metadata, &t);
+}
+
+/* Without the flag, from an event that walked frame pointers: theirs. */
+TEST_F_TIMEOUT(bpf_sframe, user_stack_from_a_frame_pointer_event_gets_frame_pointers,
+	       60)
+{
+	struct tally t;
+
+	bpf_session(_metadata, &self->c, BPF_F_USER_STACK, EVENT_CHAIN_FP,
 		    0, &t);
 	tally_log(_metadata, &t);
 	EXPECT_EQ(0UL, t.errors);
