@@ -13,6 +13,7 @@
 
 #include <crypto/sha2.h>
 #include <linux/atomic.h>
+#include <linux/irq_work.h>
 #include <linux/maple_tree.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -22,6 +23,7 @@
 #include "sframe_jit_read.h"
 #include "sframe_table.h"
 
+struct cred;
 struct file;
 struct mm_struct;
 struct user_struct;
@@ -38,14 +40,22 @@ enum sframe_region_kind {
  * @start: first byte of the range.
  * @end: end of the range (exclusive).
  * @kind: which member of the union is valid.
- * @elf: the ELF section that describes the range.
+ * @elf: the ELF section that describes the range; NULL for a section
+ *	registered at exec whose table is not built yet (sframe_exec.c).
  * @jit: the JIT registry that describes the range.
  * @bias: for @elf, where this process has the section less where the
  *	copy's table has it: processes sharing a copy map it at different
  *	addresses.
+ * @cred: for an ELF entry without @elf, the credentials of the exec
+ *	that registered it, which its table is built and charged with.
+ * @sec_addr: for an ELF entry without @elf, where the section is mapped.
+ * @sec_size: its size.
+ * @flags: SFRAME_REGION_F_* bits, the only thing that changes in a
+ *	published entry.
  * @rcu: frees the entry after NMI-context readers are done with it.
  *
- * Entries are immutable once published; changing one means replacing it.
+ * Entries are immutable once published, but for @flags; changing one
+ * means replacing it.
  */
 struct sframe_region {
 	unsigned long start;
@@ -56,20 +66,37 @@ struct sframe_region {
 		struct sframe_jit_reg *jit;
 	};
 	unsigned long bias;
+	const struct cred *cred;
+	unsigned long sec_addr;
+	unsigned long sec_size;
+	unsigned long flags;
 	struct rcu_head rcu;
 };
+
+/* struct sframe_region.flags of an ELF entry whose table is not built. */
+#define SFRAME_REGION_F_WANTED	0	/* a sample asked for the table */
+#define SFRAME_REGION_F_TRIED	1	/* a build was made, or failed */
 
 /**
  * struct sframe_mm - a process's registered code ranges
  * @index: sframe_region entries by code range; readers walk it under RCU
  *	with no lock, writers hold the mmap lock.
  * @nr: number of entries, capped by kernel.sframe_max_registrations.
- * @rcu: frees the index after NMI-context readers are done with it.
+ * @mm: the mm it belongs to, held with mmgrab() until it is freed.
+ * @build_irq: raised from NMI context when a sample meets a section
+ *	registered at exec whose table is not built yet.
+ * @build_work: builds those tables (sframe_exec.c).
+ * @rcu: waits for NMI-context readers before @free_work.
+ * @free_work: frees the index once @build_irq and @build_work are idle.
  */
 struct sframe_mm {
 	struct maple_tree index;
 	unsigned int nr;
+	struct mm_struct *mm;
+	struct irq_work build_irq;
+	struct work_struct build_work;
 	struct rcu_head rcu;
+	struct work_struct free_work;
 };
 
 /**
@@ -191,6 +218,16 @@ int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma);
 /* sframe_charge.c: what a user's tables may pin. */
 int sframe_charge(struct user_struct *user, unsigned long pages);
 void sframe_uncharge(struct user_struct *user, unsigned long pages);
+
+/* sframe_register.c: ELF registration. */
+bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
+		    unsigned long size, struct sframe_elf_key *key);
+
+/* sframe_exec.c: the tables of sections registered at exec. */
+bool sframe_exec_eager(void);
+void sframe_exec_init(struct sframe_mm *smm);
+void sframe_exec_stop(struct sframe_mm *smm);
+void sframe_exec_want(struct sframe_region *r);
 
 /* sframe_elf.c: validated section copies. */
 struct sframe_elf_copy *sframe_elf_get(unsigned long addr,

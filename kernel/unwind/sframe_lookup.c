@@ -95,8 +95,9 @@ static void sframe_jit_count(const struct sframe_jit_reg *reg,
  *
  * Safe in NMI context: a JIT registry is read through the kernel's
  * mapping with the layout the kernel keeps privately, and its counters
- * are updated if it has them; an ELF section is read from the table converted from the
- * kernel's copy.
+ * are updated if it has them; an ELF section is read from the table
+ * converted from the kernel's copy.  A section registered at exec whose
+ * table is not built yet describes nothing: its build is asked for.
  *
  * Return: an enum sframe_find_result.
  */
@@ -107,6 +108,11 @@ int sframe_region_find(struct sframe_region *r, unsigned long pc,
 	u32 n;
 
 	if (r->kind == SFRAME_REGION_ELF) {
+		/* Registered at exec, its table is built when first wanted. */
+		if (!r->elf) {
+			sframe_exec_want(r);
+			return SFRAME_FIND_NONE;
+		}
 		res = sframe_table_find_reads(r->elf->table, pc - r->bias, row,
 					      &n);
 		*reads += n;

@@ -10,7 +10,9 @@
  * them all.
  */
 #include <linux/init.h>
+#include <linux/cred.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sframe_register.h>
 #include <linux/sysctl.h>
@@ -69,6 +71,9 @@ struct sframe_mm *sframe_mm_get(struct mm_struct *mm)
 	if (!smm)
 		return NULL;
 	mt_init_flags(&smm->index, MT_FLAGS_USE_RCU);
+	smm->mm = mm;
+	mmgrab(mm);
+	sframe_exec_init(smm);
 	rcu_assign_pointer(mm->sframe, smm);
 	return smm;
 }
@@ -144,7 +149,10 @@ void sframe_region_detach(struct sframe_region *r)
 {
 	switch (r->kind) {
 	case SFRAME_REGION_ELF:
-		sframe_elf_put(r->elf);
+		if (r->elf)
+			sframe_elf_put(r->elf);
+		else
+			put_cred(r->cred);
 		break;
 	/* The registry has no index entry now; it may stay mapped. */
 	case SFRAME_REGION_JIT:
@@ -204,7 +212,10 @@ struct sframe_region *sframe_index_exact(struct sframe_mm *smm,
 	return r;
 }
 
-/* fork: the child's entry shares the parent's section copy. */
+/*
+ * fork: the child's entry shares the parent's section copy, or, for a
+ * section whose table is not built yet, will build its own.
+ */
 static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
 {
 	struct sframe_region *nr = sframe_region_new(r->start, r->end);
@@ -215,12 +226,16 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
 	nr->kind = SFRAME_REGION_ELF;
 	nr->elf = r->elf;
 	nr->bias = r->bias;
-	refcount_inc(&nr->elf->ref);
-	err = sframe_index_insert(smm, nr);
-	if (err) {
-		sframe_elf_put(nr->elf);
-		kfree(nr);
+	if (nr->elf) {
+		refcount_inc(&nr->elf->ref);
+	} else {
+		nr->cred = get_cred(r->cred);
+		nr->sec_addr = r->sec_addr;
+		nr->sec_size = r->sec_size;
 	}
+	err = sframe_index_insert(smm, nr);
+	if (err)
+		sframe_region_detach(nr);
 	return err;
 }
 
@@ -258,6 +273,27 @@ int sframe_mm_fork(struct mm_struct *oldmm, struct mm_struct *mm)
 	return 0;
 }
 
+/*
+ * The index is freed in process context, once its table builds are idle
+ * and no NMI-context reader can raise another.
+ */
+static void sframe_mm_free_work(struct work_struct *work)
+{
+	struct sframe_mm *smm = container_of(work, struct sframe_mm, free_work);
+
+	sframe_exec_stop(smm);
+	mmdrop(smm->mm);
+	kfree(smm);
+}
+
+static void sframe_mm_free_rcu(struct rcu_head *rcu)
+{
+	struct sframe_mm *smm = container_of(rcu, struct sframe_mm, rcu);
+
+	INIT_WORK(&smm->free_work, sframe_mm_free_work);
+	schedule_work(&smm->free_work);
+}
+
 /**
  * sframe_mm_exit() - drop every registration of an mm being torn down
  * @mm: the mm, after exit_mmap() closed its mappings.
@@ -278,5 +314,5 @@ void sframe_mm_exit(struct mm_struct *mm)
 	mt_for_each(&smm->index, r, index, ULONG_MAX)
 		sframe_region_detach(r);
 	mtree_destroy(&smm->index);
-	kfree_rcu(smm, rcu);
+	call_rcu(&smm->rcu, sframe_mm_free_rcu);
 }

@@ -6,7 +6,8 @@
  * checks its arguments, makes or finds the section copy (sframe_elf.c),
  * and publishes it in the process's index (sframe_mm.c) under the mmap
  * lock.  binfmt_elf registers the executable's and the interpreter's
- * sections at exec the same way.
+ * sections at exec, by default with no copy yet: the copy is made when
+ * a sample first needs it (sframe_exec.c).
  *
  * Documentation/userspace-api/sframe.rst describes the ABI.
  */
@@ -43,13 +44,20 @@ static bool sframe_text_is_exec(struct mm_struct *mm, unsigned long start,
 	return false;
 }
 
-/*
- * The file and offset the section at @addr is mapped from, if one
- * mapping of a file holds all of it: processes that map the same
- * section may share one copy of it.
+/**
+ * sframe_elf_key() - where a section is mapped from, for sharing
+ * @mm: the process.
+ * @addr: the section's address in @mm.
+ * @size: its size.
+ * @key: the file, offset and current user, if found.
+ *
+ * Processes of one user that map the same section of the same file may
+ * share one copy of it.  Takes @mm's mmap lock for reading.
+ *
+ * Return: true if one mapping of a file holds the whole section.
  */
-static bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
-			   unsigned long size, struct sframe_elf_key *key)
+bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
+		    unsigned long size, struct sframe_elf_key *key)
 {
 	struct vm_area_struct *vma;
 	bool found = false;
@@ -68,6 +76,28 @@ static bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
 	return found;
 }
 
+/*
+ * What a registration of [@start, @end) would be refused for, checked
+ * under the read lock before the section is read or anything is
+ * allocated or charged for it; the write lock checks again.
+ */
+static int sframe_add_precheck(struct mm_struct *mm, unsigned long start,
+			       unsigned long end)
+{
+	struct sframe_mm *smm;
+	int err = 0;
+
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	if (!sframe_text_is_exec(mm, start, end))
+		err = -EACCES;
+	smm = sframe_mm_locked(mm);
+	if (!err && smm)
+		err = sframe_index_check(smm, start, end);
+	mmap_read_unlock(mm);
+	return err;
+}
+
 static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 			  unsigned long sec_size, unsigned long start,
 			  unsigned long end)
@@ -83,6 +113,9 @@ static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 		return -EINVAL;
 	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_MAX_SIZE)
 		return -EINVAL;
+	err = sframe_add_precheck(mm, start, end);
+	if (err)
+		return err;
 	keyed = sframe_elf_key(mm, sec_addr, sec_size, &key);
 	elf = sframe_elf_get(sec_addr, sec_size, keyed ? &key : NULL);
 	if (PTR_ERR(elf) == -EDQUOT)
@@ -121,6 +154,56 @@ put_elf:
 	return err;
 }
 
+/*
+ * At exec, by default: an entry for the section with no table yet,
+ * whose table a sample builds when it first meets the range
+ * (sframe_exec.c).  Nothing is copied, validated or charged here, so
+ * that exec costs what it did without the series; the range is taken,
+ * as a loader's registration of it would find.
+ */
+static int sframe_add_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
+			       unsigned long sec_size, unsigned long start,
+			       unsigned long end)
+{
+	struct sframe_region *r;
+	struct sframe_mm *smm;
+	int err;
+
+	if (!sframe_range_ok(start, end))
+		return -EINVAL;
+	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_MAX_SIZE)
+		return -EINVAL;
+	r = sframe_region_new(start, end);
+	if (!r)
+		return -ENOMEM;
+	r->kind = SFRAME_REGION_ELF;
+	r->sec_addr = sec_addr;
+	r->sec_size = sec_size;
+	r->cred = get_current_cred();
+
+	err = -EINTR;
+	if (mmap_write_lock_killable(mm))
+		goto free_region;
+	err = -EACCES;
+	if (!sframe_text_is_exec(mm, start, end))
+		goto unlock;
+	err = -ENOMEM;
+	smm = sframe_mm_get(mm);
+	if (!smm)
+		goto unlock;
+	err = sframe_index_check(smm, start, end);
+	if (!err)
+		err = sframe_index_insert(smm, r);
+unlock:
+	mmap_write_unlock(mm);
+	if (!err)
+		return 0;
+free_region:
+	put_cred(r->cred);
+	kfree(r);
+	return err;
+}
+
 /**
  * sframe_register_elf_exec() - register an ELF object's .sframe at exec
  * @mm: the new process image, whose mappings hold the object.
@@ -131,7 +214,8 @@ put_elf:
  *
  * Called by binfmt_elf for the executable and its interpreter, from the
  * exec'ing task.  The caller ignores failures: a malformed table must
- * not fail the exec.
+ * not fail the exec.  The table is built when a sample first needs it,
+ * or here with kernel.sframe_exec_eager set.
  *
  * Return: 0 or a negative errno as for sframe_register(2).
  */
@@ -139,12 +223,18 @@ int sframe_register_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 			     unsigned long sec_size, unsigned long text_start,
 			     unsigned long text_end)
 {
-	return sframe_add_elf(mm, sec_addr, sec_size, text_start, text_end);
+	if (sframe_exec_eager())
+		return sframe_add_elf(mm, sec_addr, sec_size, text_start,
+				      text_end);
+	return sframe_add_elf_exec(mm, sec_addr, sec_size, text_start,
+				   text_end);
 }
 
 /* Where the process that registered @r has the section. */
 static unsigned long sframe_region_section(const struct sframe_region *r)
 {
+	if (!r->elf)
+		return r->sec_addr;
 	return r->elf->sec.base + r->bias;
 }
 

@@ -3,8 +3,9 @@
  * uwalk: the kernel's SFrame user stack walker, run in userspace over
  * the process's own stack.  kernel/unwind/sframe_user.c (the walk loop
  * behind perf and BPF callchains) and kernel/unwind's decoders (the
- * sframe_row, sframe_jit_read, sframe_sec and sframe_table files) are built unchanged against the shims in uwalk/ and beside
- * this file; uwalk.c stands in for the kernel's per-mm index with the
+ * sframe_row, sframe_jit_read, sframe_sec and sframe_table files) are
+ * built unchanged against the shims in uwalk/ and beside this file;
+ * uwalk.c stands in for the kernel's per-mm index with the
  * PT_GNU_SFRAME sections of the loaded objects, as binfmt_elf and
  * sframe_register(2) would have registered them (validated and converted
  * into tables), and sections the caller adds.

@@ -125,9 +125,15 @@ static int exec_result(const char *path, uid_t uid)
 	return exec_child(path, uid, NULL, 0);
 }
 
+/*
+ * The charges of exec are those of kernel.sframe_exec_eager at 1, which
+ * each test sets: exec builds the tables of the sections it registers.
+ */
 FIXTURE(elf_charge) {
 	char saved[32];
+	char saved_eager[16];
 	bool restore;
+	bool restore_eager;
 	struct self_sframe me;
 };
 
@@ -143,6 +149,11 @@ FIXTURE_SETUP(elf_charge)
 		SKIP(return, "binfmt_elf did not register this program");
 	if (sysctl_read(PINNED_SYSCTL, self->saved, sizeof(self->saved)))
 		SKIP(return, "cannot read %s", PINNED_SYSCTL);
+	if (sysctl_read(EXEC_EAGER_SYSCTL, self->saved_eager,
+			sizeof(self->saved_eager)) ||
+	    sysctl_write(EXEC_EAGER_SYSCTL, "1"))
+		SKIP(return, "cannot set %s (not root?)", EXEC_EAGER_SYSCTL);
+	self->restore_eager = true;
 	if (pinned_set(0))
 		SKIP(return, "cannot write %s (not root?)", PINNED_SYSCTL);
 	self->restore = true;
@@ -155,6 +166,8 @@ FIXTURE_TEARDOWN_PARENT(elf_charge)
 {
 	if (self->restore)
 		EXPECT_EQ(0, sysctl_write(PINNED_SYSCTL, self->saved));
+	if (self->restore_eager)
+		EXPECT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, self->saved_eager));
 }
 
 /* A copy of a section in anonymous memory is charged, and refused. */
@@ -187,6 +200,26 @@ TEST_F(elf_charge, exec_of_a_copy_of_the_file_is_charged)
 	EXPECT_EQ(EXEC_NO_MEMORY, exec_result(path, 0));
 	ASSERT_EQ(0, pinned_set(PINNED_MAX));
 	EXPECT_EQ(EXEC_REGISTERED, exec_result(path, 0));
+	close(fd);
+}
+
+/*
+ * By default (kernel.sframe_exec_eager 0) exec takes the range and
+ * charges nothing: at the limit, the copy that eager exec is refused
+ * (the test above) is registered all the same, its table left for a
+ * sample to build.
+ */
+TEST_F(elf_charge, exec_with_tables_built_on_demand_charges_nothing)
+{
+	char path[64];
+	int fd = self_copy_fd();
+
+	ASSERT_LE(0, fd);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ASSERT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, "0"));
+	EXPECT_EQ(EXEC_REGISTERED, exec_result(path, 0));
+	ASSERT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, "1"));
+	EXPECT_EQ(EXEC_NO_MEMORY, exec_result(path, 0));
 	close(fd);
 }
 
@@ -493,5 +526,7 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], EXEC_CHECK))
 		return exec_check(argc > 2 ? argv[2] : NULL);
+	/* The tests share this program's copy, made at its exec. */
+	reexec_with_eager_tables(argv);
 	return test_harness_run(argc, argv);
 }

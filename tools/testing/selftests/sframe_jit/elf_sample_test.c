@@ -14,9 +14,12 @@
  *	      -> elf_cb (program) -> elf_leaf
  *
  * The program's frames are described by its PT_GNU_SFRAME, which
- * binfmt_elf registered at exec; the library's by its own, which the
- * test registers with SFRAME_REGISTER_ELF after finding it and the
- * executable PT_LOAD with dl_iterate_phdr().  Each function stores
+ * binfmt_elf registered at exec (the program runs itself again with
+ * kernel.sframe_exec_eager at 1, so that the table is built there and
+ * the first sample is exact; a test of its own checks the default, the
+ * table built when a sample first needs it); the library's by its own,
+ * which the test registers with SFRAME_REGISTER_ELF after finding it
+ * and the executable PT_LOAD with dl_iterate_phdr().  Each function stores
  * __builtin_return_address(0): those stores, never an unwinder, give the
  * expected chain, down to the return address of elf_run (elf_run_lib)
  * into the test; frames below are not compared.
@@ -530,17 +533,23 @@ static void dump_output(int fd)
 TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact_chains,
 	       120)
 {
-	char saved[32] = "";
+	char saved[32] = "", eager[16] = "";
 	int out, status = -1, swapped;
 	pid_t pid;
 
 	out = memfd_create("second_exec_output", 0);
 	ASSERT_LE(0, out);
+	/* The copy is shared at exec when exec builds tables. */
+	if (sysctl_read(EXEC_EAGER_SYSCTL, eager, sizeof(eager)) ||
+	    sysctl_write(EXEC_EAGER_SYSCTL, "1"))
+		SKIP(return, "cannot set %s (not root?)", EXEC_EAGER_SYSCTL);
 	swapped = sysctl_read(PINNED_SYSCTL, saved, sizeof(saved)) ?:
 		  setenv(PINNED_ENV, saved, 1) ?:
 		  sysctl_write(PINNED_SYSCTL, "0\n");
-	if (swapped)
+	if (swapped) {
+		sysctl_write(EXEC_EAGER_SYSCTL, eager);
 		SKIP(return, "cannot set %s (not root?)", PINNED_SYSCTL);
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
@@ -554,7 +563,65 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 	if (pid > 0)
 		waitpid(pid, &status, 0);
 	/* Put the limit back before anything can end the test. */
+	ASSERT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, eager));
 	ASSERT_EQ(0, sysctl_write(PINNED_SYSCTL, saved));
+	ASSERT_LT(0, pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		dump_output(out);
+	close(out);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * By default exec only takes the range of the program's PT_GNU_SFRAME
+ * (elf_charge_test shows it charges nothing), and the first sample that
+ * meets the range asks for the table: that sample, and those until the
+ * table is built, take a frame-pointer step, and every sample after is
+ * exact.  The test runs the program again with kernel.sframe_exec_eager
+ * at 0, and the new process checks on itself: a first session, in which
+ * the table gets built, then a session of exact chains only.
+ */
+#define DEFERRED_EXEC		"--sframe-deferred-exec"
+
+TEST_F_TIMEOUT(elf, the_table_of_an_exec_is_built_when_a_sample_first_needs_it,
+	       120)
+{
+	int out, status = -1;
+	char eager[16] = "";
+	pid_t pid;
+
+	if (getenv(DEFERRED_EXEC)) {
+		struct leaf_tally t;
+
+		sample_session(_metadata, PROGRAM, &self->lib, true, &t);
+		tally_log(_metadata, PROGRAM, &t);
+		ASSERT_LE(MIN_SAMPLES, t.leaf);
+		sample_session(_metadata, PROGRAM, &self->lib, true, &t);
+		expect_chains(_metadata, PROGRAM, &t, NR_FRAMES);
+		return;
+	}
+	out = memfd_create("deferred_exec_output", 0);
+	ASSERT_LE(0, out);
+	if (sysctl_read(EXEC_EAGER_SYSCTL, eager, sizeof(eager)) ||
+	    sysctl_write(EXEC_EAGER_SYSCTL, "0"))
+		SKIP(return, "cannot set %s (not root?)", EXEC_EAGER_SYSCTL);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		dup2(out, STDOUT_FILENO);
+		dup2(out, STDERR_FILENO);
+		setenv(DEFERRED_EXEC, "1", 1);
+		/* Not run again by sample_harness.h's constructor. */
+		setenv(EXEC_EAGER_ENV, "done", 1);
+		execl("/proc/self/exe", "elf_sample_test", DEFERRED_EXEC, "-r",
+		      "elf.the_table_of_an_exec_is_built_when_a_sample_first_needs_it",
+		      (char *)NULL);
+		_exit(33);
+	}
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	ASSERT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, eager));
 	ASSERT_LT(0, pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		dump_output(out);
@@ -591,5 +658,9 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], SECOND_EXEC))
 		return second_exec(argc, argv);
+	if (argc > 1 && !strcmp(argv[1], DEFERRED_EXEC)) {
+		argv[1] = argv[0];
+		return test_harness_run(argc - 1, argv + 1);
+	}
 	return test_harness_run(argc, argv);
 }

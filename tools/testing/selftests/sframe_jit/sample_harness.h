@@ -10,6 +10,19 @@
 #include "sample_lib.h"
 
 /*
+ * Sampling tests go through this program's own C code, built with
+ * --gsframe, and want exact chains from its first sample: the program
+ * runs itself again before main() with its table built at exec
+ * (reexec_with_eager_tables()).  glibc passes main()'s arguments to
+ * constructors.
+ */
+__attribute__((constructor))
+static void sample_harness_eager_tables(int argc, char **argv, char **envp)
+{
+	reexec_with_eager_tables(argv);
+}
+
+/*
  * Whether sampling tests cannot run here; they skip.  Only the sysctl
  * is asked: without it 472 to 474 may be other system calls, and a kernel
  * without the series must not see perf_event_attr bit 40 either.

@@ -821,6 +821,45 @@ static inline int sysctl_write(const char *path, const char *val)
 }
 
 /*
+ * kernel.sframe_exec_eager: 1 has exec build the tables of the sections
+ * it registers (PT_GNU_SFRAME); at 0, the default, they are built when
+ * a sample first meets their range.
+ */
+#define EXEC_EAGER_SYSCTL	"/proc/sys/kernel/sframe_exec_eager"
+#define EXEC_EAGER_ENV		"SFRAME_TEST_EXEC_EAGER_WAS"
+
+/*
+ * Tests that sample this program's own PT_GNU_SFRAME code from their
+ * first sample want its table built at its exec: run the program again
+ * with kernel.sframe_exec_eager at 1, and put the value back first
+ * thing in the new image.  A kernel without the sysctl, a value already
+ * 1 or no right to set it leaves the program as it is.  Called first in
+ * main().
+ */
+static inline void reexec_with_eager_tables(char **argv)
+{
+	const char *was = getenv(EXEC_EAGER_ENV);
+	char saved[16];
+
+	/* Run again already, or a child a test ran: "done". */
+	if (was) {
+		if (strcmp(was, "done")) {
+			sysctl_write(EXEC_EAGER_SYSCTL, was);
+			setenv(EXEC_EAGER_ENV, "done", 1);
+		}
+		return;
+	}
+	if (sysctl_read(EXEC_EAGER_SYSCTL, saved, sizeof(saved)) ||
+	    saved[0] == '1' || setenv(EXEC_EAGER_ENV, saved, 1))
+		return;
+	if (!sysctl_write(EXEC_EAGER_SYSCTL, "1")) {
+		execv("/proc/self/exe", argv);
+		sysctl_write(EXEC_EAGER_SYSCTL, saved);
+	}
+	unsetenv(EXEC_EAGER_ENV);
+}
+
+/*
  * Give up CAP_IPC_LOCK, so that the locked-memory limit applies to this
  * process; @for_good drops it from the bounding set too, or root would
  * have it again after exec.  0 or -errno.

@@ -167,6 +167,15 @@ struct writer_thread {
 #endif
 
 /*
+ * sframe_lookup.c asks for the table of a section registered at exec
+ * that has none; the benchmark's registry is a JIT one, never such.
+ */
+void sframe_exec_want(struct sframe_region *r)
+{
+	abort();
+}
+
+/*
  * sframe_region_find() of kernel/unwind/sframe_lookup.c without its call
  * to sframe_jit_count(); keep the two alike.  Called as the original is,
  * so that the two differ by the count alone.
