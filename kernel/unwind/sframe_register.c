@@ -98,6 +98,40 @@ static int sframe_add_precheck(struct mm_struct *mm, unsigned long start,
 	return err;
 }
 
+/*
+ * Publish @r for [@start, @end) under the write lock, with the checks of
+ * sframe_add_precheck() made again: another thread may have changed the
+ * mappings or the index meanwhile.  On failure @r is the caller's.
+ */
+static int sframe_add_region(struct mm_struct *mm, struct sframe_region *r)
+{
+	struct sframe_mm *smm;
+	int err;
+
+	if (mmap_write_lock_killable(mm))
+		return -EINTR;
+	err = -EACCES;
+	if (!sframe_text_is_exec(mm, r->start, r->end))
+		goto unlock;
+	err = -ENOMEM;
+	smm = sframe_mm_get(mm);
+	if (!smm)
+		goto unlock;
+	err = sframe_index_check(smm, r->start, r->end);
+	if (!err)
+		err = sframe_index_insert(smm, r);
+unlock:
+	mmap_write_unlock(mm);
+	return err;
+}
+
+static bool sframe_add_args_ok(unsigned long sec_size, unsigned long start,
+			       unsigned long end)
+{
+	return sframe_range_ok(start, end) && sec_size >= SFRAME_HDR_SIZE &&
+	       sec_size <= SFRAME_MAX_SIZE;
+}
+
 static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 			  unsigned long sec_size, unsigned long start,
 			  unsigned long end)
@@ -105,13 +139,10 @@ static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 	struct sframe_elf_copy *elf;
 	struct sframe_elf_key key;
 	struct sframe_region *r;
-	struct sframe_mm *smm;
 	bool keyed;
 	int err;
 
-	if (!sframe_range_ok(start, end))
-		return -EINVAL;
-	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_MAX_SIZE)
+	if (!sframe_add_args_ok(sec_size, start, end))
 		return -EINVAL;
 	err = sframe_add_precheck(mm, start, end);
 	if (err)
@@ -129,25 +160,9 @@ static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 	r->kind = SFRAME_REGION_ELF;
 	r->elf = elf;
 	r->bias = sec_addr - elf->sec.base;
-
-	err = -EINTR;
-	if (mmap_write_lock_killable(mm))
-		goto free_region;
-	err = -EACCES;
-	if (!sframe_text_is_exec(mm, start, end))
-		goto unlock;
-	err = -ENOMEM;
-	smm = sframe_mm_get(mm);
-	if (!smm)
-		goto unlock;
-	err = sframe_index_check(smm, start, end);
-	if (!err)
-		err = sframe_index_insert(smm, r);
-unlock:
-	mmap_write_unlock(mm);
+	err = sframe_add_region(mm, r);
 	if (!err)
 		return 0;
-free_region:
 	kfree(r);
 put_elf:
 	sframe_elf_put(elf);
@@ -166,12 +181,9 @@ static int sframe_add_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 			       unsigned long end)
 {
 	struct sframe_region *r;
-	struct sframe_mm *smm;
 	int err;
 
-	if (!sframe_range_ok(start, end))
-		return -EINVAL;
-	if (sec_size < SFRAME_HDR_SIZE || sec_size > SFRAME_MAX_SIZE)
+	if (!sframe_add_args_ok(sec_size, start, end))
 		return -EINVAL;
 	r = sframe_region_new(start, end);
 	if (!r)
@@ -180,27 +192,11 @@ static int sframe_add_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 	r->sec_addr = sec_addr;
 	r->sec_size = sec_size;
 	r->cred = get_current_cred();
-
-	err = -EINTR;
-	if (mmap_write_lock_killable(mm))
-		goto free_region;
-	err = -EACCES;
-	if (!sframe_text_is_exec(mm, start, end))
-		goto unlock;
-	err = -ENOMEM;
-	smm = sframe_mm_get(mm);
-	if (!smm)
-		goto unlock;
-	err = sframe_index_check(smm, start, end);
-	if (!err)
-		err = sframe_index_insert(smm, r);
-unlock:
-	mmap_write_unlock(mm);
-	if (!err)
-		return 0;
-free_region:
-	put_cred(r->cred);
-	kfree(r);
+	err = sframe_add_region(mm, r);
+	if (err) {
+		put_cred(r->cred);
+		kfree(r);
+	}
 	return err;
 }
 

@@ -530,12 +530,50 @@ static void dump_output(int fd)
 	fclose(f);
 }
 
+/*
+ * Run test @name of this program in a child exec'd with @flag first on
+ * its command line, its output into @out: the child's wait status, or
+ * -1.
+ */
+static int run_in_exec(int out, const char *flag, const char *name,
+		       bool drop_ipc_lock)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (drop_ipc_lock)
+			drop_ipc_lock_for_good();
+		dup2(out, STDOUT_FILENO);
+		dup2(out, STDERR_FILENO);
+		execl("/proc/self/exe", "elf_sample_test", flag, "-r", name,
+		      (char *)NULL);
+		_exit(33);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+/* The child of run_in_exec() passed; what it wrote is shown if not. */
+static void expect_child_passed(struct __test_metadata *_metadata,
+				int status, int out)
+{
+	if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status))
+		dump_output(out);
+	close(out);
+	ASSERT_NE(-1, status);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact_chains,
 	       120)
 {
 	char saved[32] = "", eager[16] = "";
-	int out, status = -1, swapped;
-	pid_t pid;
+	int out, status, swapped;
 
 	out = memfd_create("second_exec_output", 0);
 	ASSERT_LE(0, out);
@@ -550,27 +588,11 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 		sysctl_write(EXEC_EAGER_SYSCTL, eager);
 		SKIP(return, "cannot set %s (not root?)", PINNED_SYSCTL);
 	}
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		drop_ipc_lock_for_good();
-		dup2(out, STDOUT_FILENO);
-		dup2(out, STDERR_FILENO);
-		execl("/proc/self/exe", "elf_sample_test", SECOND_EXEC, "-r",
-		      EXACT_CHAIN_TEST, (char *)NULL);
-		_exit(33);
-	}
-	if (pid > 0)
-		waitpid(pid, &status, 0);
+	status = run_in_exec(out, SECOND_EXEC, EXACT_CHAIN_TEST, true);
 	/* Put the limit back before anything can end the test. */
 	ASSERT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, eager));
 	ASSERT_EQ(0, sysctl_write(PINNED_SYSCTL, saved));
-	ASSERT_LT(0, pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		dump_output(out);
-	close(out);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	expect_child_passed(_metadata, status, out);
 }
 
 /*
@@ -587,9 +609,8 @@ TEST_F_TIMEOUT(elf, a_second_exec_of_the_program_shares_its_copy_and_gives_exact
 TEST_F_TIMEOUT(elf, the_table_of_an_exec_is_built_when_a_sample_first_needs_it,
 	       120)
 {
-	int out, status = -1;
 	char eager[16] = "";
-	pid_t pid;
+	int out, status;
 
 	if (getenv(DEFERRED_EXEC)) {
 		struct leaf_tally t;
@@ -606,28 +627,15 @@ TEST_F_TIMEOUT(elf, the_table_of_an_exec_is_built_when_a_sample_first_needs_it,
 	if (sysctl_read(EXEC_EAGER_SYSCTL, eager, sizeof(eager)) ||
 	    sysctl_write(EXEC_EAGER_SYSCTL, "0"))
 		SKIP(return, "cannot set %s (not root?)", EXEC_EAGER_SYSCTL);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		dup2(out, STDOUT_FILENO);
-		dup2(out, STDERR_FILENO);
-		setenv(DEFERRED_EXEC, "1", 1);
-		/* Not run again by sample_harness.h's constructor. */
-		setenv(EXEC_EAGER_ENV, "done", 1);
-		execl("/proc/self/exe", "elf_sample_test", DEFERRED_EXEC, "-r",
-		      "elf.the_table_of_an_exec_is_built_when_a_sample_first_needs_it",
-		      (char *)NULL);
-		_exit(33);
-	}
-	if (pid > 0)
-		waitpid(pid, &status, 0);
+	/* The child is not run again by sample_harness.h's constructor. */
+	setenv(DEFERRED_EXEC, "1", 1);
+	setenv(EXEC_EAGER_ENV, "done", 1);
+	status = run_in_exec(out, DEFERRED_EXEC,
+			     "elf.the_table_of_an_exec_is_built_when_a_sample_first_needs_it",
+			     false);
+	unsetenv(DEFERRED_EXEC);
 	ASSERT_EQ(0, sysctl_write(EXEC_EAGER_SYSCTL, eager));
-	ASSERT_LT(0, pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		dump_output(out);
-	close(out);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	expect_child_passed(_metadata, status, out);
 }
 
 /*
