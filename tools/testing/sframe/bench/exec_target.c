@@ -10,7 +10,9 @@
  *	exec_target check    print "registered" if binfmt_elf registered
  *			     the program's .sframe at exec, else
  *			     "unregistered" (then the registration is gone),
- *			     "no PT_GNU_SFRAME" for a program without one
+ *			     "no PT_GNU_SFRAME" for a program without one,
+ *			     or without the PT_NULL that sframe_nophdr
+ *			     left in its place
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,18 +34,23 @@
 
 /*
  * What names the registration binfmt_elf makes: the address of the
- * PT_GNU_SFRAME segment at the load bias, the other fields zero.
+ * PT_GNU_SFRAME segment at the load bias, the other fields zero.  In the
+ * copy sframe_nophdr made, that header is PT_NULL with its address and
+ * size kept: the one PT_NULL header with a size.
  */
 static int sframe_segment(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct sframe_setup *setup = data;
+	const ElfW(Phdr) *ph;
 	int i;
 
 	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_GNU_SFRAME)
-			setup->sframe_start = info->dlpi_addr +
-					      info->dlpi_phdr[i].p_vaddr;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_SFRAME ||
+		    (ph->p_type == PT_NULL && ph->p_memsz))
+			setup->sframe_start = info->dlpi_addr + ph->p_vaddr;
+	}
 	return 1;	/* the program itself is the first object */
 }
 
