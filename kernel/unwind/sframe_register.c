@@ -185,6 +185,9 @@ static int sframe_add_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 
 	if (!sframe_add_args_ok(sec_size, start, end))
 		return -EINVAL;
+	err = sframe_add_precheck(mm, start, end);
+	if (err)
+		return err;
 	r = sframe_region_new(start, end);
 	if (!r)
 		return -ENOMEM;
