@@ -478,6 +478,26 @@ int sframe_jit_cfi_func(const struct sframe_jit_cfi *cfi, uint32_t idx,
 	return 0;
 }
 
+/**
+ * sframe_jit__cfi_table() - the functions and rows of a converted table
+ * @cfi: the table.
+ * @nr_funcs: set to the number of functions.
+ * @rows: set to the rows that the functions' first_row index.
+ *
+ * For the SFrame encoder (sframe_write.c), which takes functions and
+ * rows as the registry's batch calls do.
+ *
+ * Return: the functions, in address order; NULL when there are none.
+ */
+const struct sframe_jit__func *
+sframe_jit__cfi_table(const struct sframe_jit_cfi *cfi, uint32_t *nr_funcs,
+		      const struct sframe_jit_row **rows)
+{
+	*nr_funcs = cfi->nr_funcs;
+	*rows = cfi->rows.rows;
+	return cfi->nr_funcs ? cfi->funcs : NULL;
+}
+
 int sframe_jit_cfi_get_stats(const struct sframe_jit_cfi *cfi,
 			     struct sframe_jit_cfi_stats *stats)
 {

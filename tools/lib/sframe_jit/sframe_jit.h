@@ -729,6 +729,37 @@ SFRAME_JIT_API int sframe_jit_import_cfi(struct sframe_jit *reg,
 SFRAME_JIT_API int sframe_jit_cfi_compact_caps(struct sframe_jit_cfi *cfi,
 					       struct sframe_jit_opts *opts);
 
+/**
+ * sframe_jit_cfi_encode() - write a converted table as an SFrame section
+ * @cfi: the table.
+ * @sframe_vaddr: the address, in the object's layout, at which the
+ *	section is written as if it sat: each function's start is stored
+ *	relative to it.  Code loaded with bias B is then described by the
+ *	section at @sframe_vaddr + B, the address to register it at.
+ * @bufp: set to the section on success, a malloc()ed buffer for the
+ *	caller to free(); untouched on failure.
+ * @sizep: set to its size in bytes on success; untouched on failure.
+ *
+ * Writes a bare SFrame version 2 section for AMD64, little endian: a
+ * header flagged FDE_SORTED with the return address fixed at CFA - 8
+ * and no auxiliary header, then one PCINC descriptor per function of
+ * @cfi in address order, then the functions' rows, each function's
+ * start offsets and each row's offsets in the smallest of 1, 2 or 4
+ * bytes that holds them.  An outermost row has no offsets.  The bytes
+ * depend on @cfi's functions and rows and on @sframe_vaddr alone, so
+ * that equal tables give equal sections.
+ * Documentation/sframe_jit.rst says how the rows map to frame row
+ * entries.
+ *
+ * Return: 0; -EINVAL for bad arguments; -ERANGE when a function's
+ * start is not within a signed 32-bit offset of @sframe_vaddr, or the
+ * section would outgrow the header's 32-bit fields; -EOPNOTSUPP for a
+ * row whose return address is not at CFA - 8; -ENOMEM.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_encode(const struct sframe_jit_cfi *cfi,
+					 uint64_t sframe_vaddr, void **bufp,
+					 size_t *sizep);
+
 #ifdef __cplusplus
 }
 #endif

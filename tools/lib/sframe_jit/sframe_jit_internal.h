@@ -665,6 +665,18 @@ uint64_t sframe_jit__cfi_nr_by_libdw(const struct sframe_jit_cfi *cfi);
 void sframe_jit__cfi_clip(struct sframe_jit_cfi *cfi, uint64_t lo,
 			  uint64_t hi);
 
+/* The functions and rows of a converted table; cfi.c. */
+const struct sframe_jit__func *
+sframe_jit__cfi_table(const struct sframe_jit_cfi *cfi, uint32_t *nr_funcs,
+		      const struct sframe_jit_row **rows);
+
+/* A bare SFrame version 2 section of @funcs; sframe_write.c. */
+int sframe_jit__sframe_encode(const struct sframe_jit__func *funcs,
+			      uint32_t nr_funcs,
+			      const struct sframe_jit_row *rows,
+			      uint64_t sframe_vaddr, void **bufp,
+			      size_t *sizep);
+
 /* The size rules of an options structure. */
 int sframe_jit__check_opts(const void *opts, size_t sz, size_t first,
 			   size_t known);
