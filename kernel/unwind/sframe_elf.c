@@ -76,7 +76,8 @@ static bool sframe_elf_key_eq(const struct sframe_elf_copy *elf,
 			      unsigned long size)
 {
 	return elf->key.inode == key->inode && elf->key.pos == key->pos &&
-	       elf->key.user == key->user && elf->sec.size == size;
+	       elf->key.user == key->user && elf->key.text == key->text &&
+	       elf->sec.size == size;
 }
 
 /* The shared copy for @key, with a reference taken, or NULL. */
@@ -283,7 +284,8 @@ free:
  * kernel the header's bytes on the stack.
  */
 static int sframe_elf_precharge(struct sframe_elf_copy *elf, u8 *hdr,
-				unsigned long addr, unsigned long size)
+				unsigned long addr, unsigned long base,
+				unsigned long size)
 {
 	struct sframe_sec sec;
 	int err;
@@ -291,7 +293,7 @@ static int sframe_elf_precharge(struct sframe_elf_copy *elf, u8 *hdr,
 	if (copy_from_user(hdr, (const void __user *)addr, SFRAME_HDR_SIZE))
 		return -EFAULT;
 	/* It reads nothing past the header. */
-	err = sframe_sec_init(&sec, hdr, size, addr);
+	err = sframe_sec_init(&sec, hdr, size, base);
 	if (err)
 		return err;
 	elf->pages = sframe_elf_pages(sframe_table_bound(&sec));
@@ -312,7 +314,8 @@ static int sframe_elf_precharge(struct sframe_elf_copy *elf, u8 *hdr,
  * table's buffer larger than the charge.
  */
 static int sframe_elf_read(struct sframe_elf_copy *elf, const u8 *hdr,
-			   unsigned long addr, unsigned long size)
+			   unsigned long addr, unsigned long base,
+			   unsigned long size)
 {
 	u8 *data;
 	int err;
@@ -323,7 +326,7 @@ static int sframe_elf_read(struct sframe_elf_copy *elf, const u8 *hdr,
 	memcpy(data, hdr, SFRAME_HDR_SIZE);
 	err = sframe_elf_copy_in(data, addr, size, elf->digest);
 	if (!err)
-		err = sframe_sec_init(&elf->sec, data, size, addr);
+		err = sframe_sec_init(&elf->sec, data, size, base);
 	if (!err)
 		err = sframe_sec_validate(&elf->sec);
 	if (!err)
@@ -332,8 +335,9 @@ static int sframe_elf_read(struct sframe_elf_copy *elf, const u8 *hdr,
 	return err;
 }
 
-/* A new copy of the section at @addr, or an ERR_PTR. */
+/* A new copy of the section at @addr, based at @base, or an ERR_PTR. */
 static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
+					       unsigned long base,
 					       unsigned long size)
 {
 	struct sframe_elf_copy *elf;
@@ -344,10 +348,10 @@ static struct sframe_elf_copy *sframe_elf_load(unsigned long addr,
 	if (!elf)
 		return ERR_PTR(-ENOMEM);
 	INIT_HLIST_NODE(&elf->node);
-	err = sframe_elf_precharge(elf, hdr, addr, size);
+	err = sframe_elf_precharge(elf, hdr, addr, base, size);
 	if (err)
 		goto free;
-	err = sframe_elf_read(elf, hdr, addr, size);
+	err = sframe_elf_read(elf, hdr, addr, base, size);
 	if (err)
 		goto uncharge;
 	refcount_set(&elf->ref, 1);
@@ -363,6 +367,9 @@ free:
 /**
  * sframe_elf_get() - a validated copy of a section in the current process
  * @addr: where the section is in the current process's memory.
+ * @base: the address its function starts are relative to: @addr for a
+ *	process's own section; for an agent's (sframe_process.c), where
+ *	the section would be in the process it describes.
  * @size: its size, which the caller has bounded.
  * @key: the file and offset the section is mapped from, or NULL if it is
  *	not in a file mapping.  @key->user must be current_user().
@@ -371,8 +378,8 @@ free:
  * and offset is taken, if its bytes' digest is that of those at @addr;
  * otherwise a new
  * copy is made and may be shared from then on.  The copy's sec.base is
- * where its maker had the section: lookups for this process are biased
- * by @addr less that.
+ * its maker's @base: lookups for this process are biased by @base less
+ * that.
  *
  * Return: the copy, holding one reference for the caller, or an ERR_PTR:
  * -EFAULT; the section's errors as sframe_sec_init() and
@@ -380,6 +387,7 @@ free:
  * table; -EDQUOT past kernel.sframe_user_pinned_kb; -ENOMEM.
  */
 struct sframe_elf_copy *sframe_elf_get(unsigned long addr,
+				       unsigned long base,
 				       unsigned long size,
 				       const struct sframe_elf_key *key)
 {
@@ -393,7 +401,7 @@ struct sframe_elf_copy *sframe_elf_get(unsigned long addr,
 			sframe_elf_put(elf);
 		}
 	}
-	elf = sframe_elf_load(addr, size);
+	elf = sframe_elf_load(addr, base, size);
 	if (!IS_ERR(elf) && key) {
 		elf->key = *key;
 		sframe_elf_publish(elf);

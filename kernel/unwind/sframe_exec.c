@@ -140,7 +140,8 @@ static struct sframe_elf_copy *sframe_exec_copy(struct mm_struct *mm,
 	memcg = get_mem_cgroup_from_mm(mm);
 	old_memcg = set_active_memcg(memcg);
 	keyed = sframe_elf_key(mm, j->sec_addr, j->sec_size, &key);
-	elf = sframe_elf_get(j->sec_addr, j->sec_size, keyed ? &key : NULL);
+	elf = sframe_elf_get(j->sec_addr, j->sec_addr, j->sec_size,
+			     keyed ? &key : NULL);
 	set_active_memcg(old_memcg);
 	mem_cgroup_put(memcg);
 	revert_creds(old_cred);

@@ -76,6 +76,8 @@ struct sframe_region {
 /* struct sframe_region.flags of an ELF entry whose table is not built. */
 #define SFRAME_REGION_F_WANTED	0	/* a sample asked for the table */
 #define SFRAME_REGION_F_TRIED	1	/* a build was made, or failed */
+/* struct sframe_region.flags, set before it is published. */
+#define SFRAME_REGION_F_AGENT	2	/* registered by another process */
 
 /**
  * struct sframe_mm - a process's registered code ranges
@@ -144,6 +146,8 @@ struct sframe_jit_reg {
  * @pos: the section's offset in the file.
  * @user: the user charged for the copy; copies are shared only between
  *	the processes of one user.
+ * @text: @pos is that of the code an agent's table describes, not that
+ *	of a section: the two kinds of copy are never shared.
  *
  * A key only finds a candidate: sharing also needs the bytes' digests to
  * match.
@@ -152,6 +156,7 @@ struct sframe_elf_key {
 	const struct inode *inode;
 	u64 pos;
 	const struct user_struct *user;
+	bool text;
 };
 
 /**
@@ -189,7 +194,7 @@ struct sframe_mm *sframe_mm_get(struct mm_struct *mm);
 struct sframe_region *sframe_region_new(unsigned long start,
 					unsigned long end);
 int sframe_index_check(struct sframe_mm *smm, unsigned long start,
-		       unsigned long end);
+		       unsigned long end, bool own);
 int sframe_index_insert(struct sframe_mm *smm, struct sframe_region *r);
 struct sframe_region *sframe_index_exact(struct sframe_mm *smm,
 					 unsigned long start,
@@ -219,9 +224,32 @@ int sframe_jit_mmap(struct file *file, struct vm_area_struct *vma);
 int sframe_charge(struct user_struct *user, unsigned long pages);
 void sframe_uncharge(struct user_struct *user, unsigned long pages);
 
+/**
+ * struct sframe_elf_args - an ELF section to register, and for what
+ * @src: where the section's bytes are in the caller's memory.
+ * @base: the address its function starts are relative to in @mm.
+ * @size: its size in bytes.
+ * @start: first byte of the code range in @mm.
+ * @end: end of the range (exclusive).
+ * @key: the file the copy may be shared by, or NULL.
+ * @agent: the caller registers for another process (sframe_process.c).
+ */
+struct sframe_elf_args {
+	unsigned long src;
+	unsigned long base;
+	unsigned long size;
+	unsigned long start;
+	unsigned long end;
+	const struct sframe_elf_key *key;
+	bool agent;
+};
+
 /* sframe_register.c: ELF registration. */
 bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
 		    unsigned long size, struct sframe_elf_key *key);
+bool sframe_elf_args_ok(unsigned long size, unsigned long start,
+			unsigned long end);
+int sframe_add_elf_to(struct mm_struct *mm, const struct sframe_elf_args *a);
 
 /* sframe_exec.c: the tables of sections registered at exec. */
 bool sframe_exec_eager(void);
@@ -231,6 +259,7 @@ void sframe_exec_want(struct sframe_region *r);
 
 /* sframe_elf.c: validated section copies. */
 struct sframe_elf_copy *sframe_elf_get(unsigned long addr,
+				       unsigned long base,
 				       unsigned long size,
 				       const struct sframe_elf_key *key);
 void sframe_elf_put(struct sframe_elf_copy *elf);

@@ -92,7 +92,7 @@ static int sframe_jit_publish(struct mm_struct *mm, struct sframe_jit_reg *reg,
 		if (old->mm != mm || !old->region)
 			return -ENOENT;
 	} else {
-		err = sframe_index_check(smm, r->start, r->end);
+		err = sframe_index_check(smm, r->start, r->end, true);
 		if (err)
 			return err;
 	}
@@ -138,7 +138,7 @@ static int sframe_jit_precheck(struct mm_struct *mm,
 			err = -ENOENT;
 	} else if (smm) {
 		err = sframe_index_check(smm, shape->text_start,
-					 shape->text_end);
+					 shape->text_end, true);
 	}
 	mmap_read_unlock(mm);
 	return err;

@@ -6,8 +6,8 @@
  * the system calls, at exec, at fork and when a registry's file is
  * released; from a registry mapping's ->close() during munmap or exit,
  * with every other writer excluded.  Removed entries are freed after an
- * RCU grace period.  fork gives the child its ELF entries; exit drops
- * them all.
+ * RCU grace period.  fork gives the child its ELF entries, those an
+ * agent registered included; exit drops them all.
  */
 #include <linux/init.h>
 #include <linux/cred.h>
@@ -97,24 +97,59 @@ struct sframe_region *sframe_region_new(unsigned long start,
 	return r;
 }
 
+/*
+ * An entry an agent registered for the process (sframe_process.c) gives
+ * way to the process's own registration of a range that holds it all:
+ * the process knows its code better than an agent that read it from
+ * outside.
+ */
+static bool sframe_region_yields(const struct sframe_region *r,
+				 unsigned long start, unsigned long end)
+{
+	return test_bit(SFRAME_REGION_F_AGENT, &r->flags) &&
+	       r->start >= start && r->end <= end;
+}
+
 /**
  * sframe_index_check() - is there room for one more entry overlapping none?
  * @smm: the index; the caller holds the mmap lock.
  * @start: the new range's start.
  * @end: its end (exclusive).
+ * @own: the process registers for itself, so entries of an agent that
+ *	the range holds whole do not count (sframe_index_insert() removes
+ *	them).
+ *
+ * Walks the entries the range overlaps: at most
+ * kernel.sframe_max_registrations.
  *
  * Return: 0, -ENOSPC past kernel.sframe_max_registrations, or -EEXIST.
  */
 int sframe_index_check(struct sframe_mm *smm, unsigned long start,
-		       unsigned long end)
+		       unsigned long end, bool own)
 {
+	struct sframe_region *r;
 	unsigned long index = start;
 
 	if (smm->nr >= READ_ONCE(sysctl_sframe_max_registrations))
 		return -ENOSPC;
-	if (mt_find(&smm->index, &index, end - 1))
-		return -EEXIST;
+	mt_for_each(&smm->index, r, index, end - 1) {
+		if (!own || !sframe_region_yields(r, start, end))
+			return -EEXIST;
+	}
 	return 0;
+}
+
+/* Remove the agent's entries that give way to @r. */
+static void sframe_index_evict(struct sframe_mm *smm,
+			       const struct sframe_region *r)
+{
+	struct sframe_region *old;
+	unsigned long index = r->start;
+
+	mt_for_each(&smm->index, old, index, r->end - 1) {
+		if (sframe_region_yields(old, r->start, r->end))
+			sframe_index_remove(smm->mm, old);
+	}
 }
 
 /**
@@ -122,12 +157,18 @@ int sframe_index_check(struct sframe_mm *smm, unsigned long start,
  * @smm: the index; the caller holds the mmap lock for writing.
  * @r: the entry, which sframe_index_check() let in.
  *
+ * An entry the process registers for itself first takes its range from
+ * the agent's entries inside it.  They stay removed if the insertion
+ * then fails: the process asked for the range.
+ *
  * Return: 0 or a negative errno from the maple tree.
  */
 int sframe_index_insert(struct sframe_mm *smm, struct sframe_region *r)
 {
 	int err;
 
+	if (!test_bit(SFRAME_REGION_F_AGENT, &r->flags))
+		sframe_index_evict(smm, r);
 	err = mtree_insert_range(&smm->index, r->start, r->end - 1, r,
 				 GFP_KERNEL_ACCOUNT);
 	if (!err)
@@ -226,6 +267,8 @@ static int sframe_fork_elf(struct sframe_mm *smm, const struct sframe_region *r)
 	nr->kind = SFRAME_REGION_ELF;
 	nr->elf = r->elf;
 	nr->bias = r->bias;
+	if (test_bit(SFRAME_REGION_F_AGENT, &r->flags))
+		__set_bit(SFRAME_REGION_F_AGENT, &nr->flags);
 	if (nr->elf) {
 		refcount_inc(&nr->elf->ref);
 	} else {

@@ -70,6 +70,7 @@ bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
 		key->pos = ((u64)vma->vm_pgoff << PAGE_SHIFT) +
 			   (addr - vma->vm_start);
 		key->user = current_user();
+		key->text = false;
 		found = true;
 	}
 	mmap_read_unlock(mm);
@@ -82,7 +83,7 @@ bool sframe_elf_key(struct mm_struct *mm, unsigned long addr,
  * allocated or charged for it; the write lock checks again.
  */
 static int sframe_add_precheck(struct mm_struct *mm, unsigned long start,
-			       unsigned long end)
+			       unsigned long end, bool agent)
 {
 	struct sframe_mm *smm;
 	int err = 0;
@@ -93,7 +94,7 @@ static int sframe_add_precheck(struct mm_struct *mm, unsigned long start,
 		err = -EACCES;
 	smm = sframe_mm_locked(mm);
 	if (!err && smm)
-		err = sframe_index_check(smm, start, end);
+		err = sframe_index_check(smm, start, end, !agent);
 	mmap_read_unlock(mm);
 	return err;
 }
@@ -117,7 +118,8 @@ static int sframe_add_region(struct mm_struct *mm, struct sframe_region *r)
 	smm = sframe_mm_get(mm);
 	if (!smm)
 		goto unlock;
-	err = sframe_index_check(smm, r->start, r->end);
+	err = sframe_index_check(smm, r->start, r->end,
+				 !test_bit(SFRAME_REGION_F_AGENT, &r->flags));
 	if (!err)
 		err = sframe_index_insert(smm, r);
 unlock:
@@ -125,41 +127,58 @@ unlock:
 	return err;
 }
 
-static bool sframe_add_args_ok(unsigned long sec_size, unsigned long start,
-			       unsigned long end)
+/**
+ * sframe_elf_args_ok() - are a section's size and a code range possible?
+ * @size: the section's size.
+ * @start: the range's first byte.
+ * @end: its end (exclusive).
+ *
+ * Return: true if a registration may be tried.
+ */
+bool sframe_elf_args_ok(unsigned long size, unsigned long start,
+			unsigned long end)
 {
-	return sframe_range_ok(start, end) && sec_size >= SFRAME_HDR_SIZE &&
-	       sec_size <= SFRAME_MAX_SIZE;
+	return sframe_range_ok(start, end) && size >= SFRAME_HDR_SIZE &&
+	       size <= SFRAME_MAX_SIZE;
 }
 
-static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
-			  unsigned long sec_size, unsigned long start,
-			  unsigned long end)
+/**
+ * sframe_add_elf_to() - register an ELF section for a code range of @mm
+ * @mm: the process the range belongs to: the caller's, or, for an agent,
+ *	another whose mm the caller holds.
+ * @a: the section, read from the caller's memory, and the range.
+ *
+ * Checks what would refuse the registration before the section is read,
+ * then takes a copy (sframe_elf_get(), charged to the caller) and
+ * publishes it.
+ *
+ * Return: 0 or a negative errno as for sframe_register(2).
+ */
+int sframe_add_elf_to(struct mm_struct *mm, const struct sframe_elf_args *a)
 {
 	struct sframe_elf_copy *elf;
-	struct sframe_elf_key key;
 	struct sframe_region *r;
-	bool keyed;
 	int err;
 
-	if (!sframe_add_args_ok(sec_size, start, end))
+	if (!sframe_elf_args_ok(a->size, a->start, a->end))
 		return -EINVAL;
-	err = sframe_add_precheck(mm, start, end);
+	err = sframe_add_precheck(mm, a->start, a->end, a->agent);
 	if (err)
 		return err;
-	keyed = sframe_elf_key(mm, sec_addr, sec_size, &key);
-	elf = sframe_elf_get(sec_addr, sec_size, keyed ? &key : NULL);
+	elf = sframe_elf_get(a->src, a->base, a->size, a->key);
 	if (PTR_ERR(elf) == -EDQUOT)
 		return -ENOMEM;
 	if (IS_ERR(elf))
 		return PTR_ERR(elf);
 	err = -ENOMEM;
-	r = sframe_region_new(start, end);
+	r = sframe_region_new(a->start, a->end);
 	if (!r)
 		goto put_elf;
 	r->kind = SFRAME_REGION_ELF;
 	r->elf = elf;
-	r->bias = sec_addr - elf->sec.base;
+	r->bias = a->base - elf->sec.base;
+	if (a->agent)
+		__set_bit(SFRAME_REGION_F_AGENT, &r->flags);
 	err = sframe_add_region(mm, r);
 	if (!err)
 		return 0;
@@ -167,6 +186,24 @@ static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
 put_elf:
 	sframe_elf_put(elf);
 	return err;
+}
+
+/* A process registers a section of its own memory for its own code. */
+static int sframe_add_elf(struct mm_struct *mm, unsigned long sec_addr,
+			  unsigned long sec_size, unsigned long start,
+			  unsigned long end)
+{
+	struct sframe_elf_args a = {
+		.src = sec_addr, .base = sec_addr, .size = sec_size,
+		.start = start, .end = end,
+	};
+	struct sframe_elf_key key;
+
+	if (!sframe_elf_args_ok(sec_size, start, end))
+		return -EINVAL;
+	if (sframe_elf_key(mm, sec_addr, sec_size, &key))
+		a.key = &key;
+	return sframe_add_elf_to(mm, &a);
 }
 
 /*
@@ -183,9 +220,9 @@ static int sframe_add_elf_exec(struct mm_struct *mm, unsigned long sec_addr,
 	struct sframe_region *r;
 	int err;
 
-	if (!sframe_add_args_ok(sec_size, start, end))
+	if (!sframe_elf_args_ok(sec_size, start, end))
 		return -EINVAL;
-	err = sframe_add_precheck(mm, start, end);
+	err = sframe_add_precheck(mm, start, end, false);
 	if (err)
 		return err;
 	r = sframe_region_new(start, end);
@@ -241,6 +278,7 @@ static unsigned long sframe_region_section(const struct sframe_region *r)
  * The ELF registration of the section at @addr.  The index is keyed by
  * code range, so this walks it: at most kernel.sframe_max_registrations
  * entries, under the mmap lock, in a call a loader makes at dlclose().
+ * An agent's entries are not the process's to remove.
  */
 static struct sframe_region *sframe_find_section(struct sframe_mm *smm,
 						 unsigned long addr)
@@ -252,6 +290,7 @@ static struct sframe_region *sframe_find_section(struct sframe_mm *smm,
 		return NULL;
 	mt_for_each(&smm->index, r, index, ULONG_MAX) {
 		if (r->kind == SFRAME_REGION_ELF &&
+		    !test_bit(SFRAME_REGION_F_AGENT, &r->flags) &&
 		    sframe_region_section(r) == addr)
 			return r;
 	}
