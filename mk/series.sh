@@ -574,6 +574,7 @@ man_families=(
 	"man/man2const/SFRAME_JIT_REPLACE.2const"
 	"man/man2const/SFRAME_JIT_COPY.2const"
 	"man/man2/sframe_register.2 man/man2/sframe_unregister.2"
+	"man/man2/process_sframe_register.2 man/man2/process_sframe_unregister.2"
 )
 
 # "sframe_jit_open(2)" for man/man2/sframe_jit_open.2.
