@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,16 +55,29 @@ static struct agent_table *vdso_table(pid_t pid, const struct agent_map *m)
 	return t;
 }
 
-static struct agent_table *map_table(pid_t pid, const struct agent_map *m)
+/* Has the process exited?  Its pidfd is readable then. */
+static bool proc_gone(const struct agent_proc *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+static struct agent_table *map_table(const struct agent_proc *p,
+				     const struct agent_map *m)
 {
 	struct agent_table *t;
 	int fd;
 
 	if (!m->path)
-		return vdso_table(pid, m);
-	fd = map_open(pid, m);
+		return vdso_table(p->pid, m);
+	fd = map_open(p->pid, m);
 	if (fd < 0) {
-		agent_log(1, "%d: %s: %s\n", (int)pid, m->path, strerror(errno));
+		/* A record of a process that has exited since. */
+		if (proc_gone(p))
+			return NULL;
+		agent_log(1, "%d: %s: %s\n", (int)p->pid, m->path,
+			  strerror(errno));
 		return NULL;
 	}
 	t = agent_table_get(fd, m->path);
@@ -72,28 +86,50 @@ static struct agent_table *map_table(pid_t pid, const struct agent_map *m)
 }
 
 /*
- * Register @t for the executable segment that @m maps: the one whose
- * page-aligned file offset is the mapping's.
+ * The range of the executable segment that @m maps, the one whose
+ * page-aligned file offset is the mapping's, and the file's load bias.
  */
-static int map_register(int pidfd, const struct agent_table *t,
-			const struct agent_map *m)
+static bool map_segment(const struct agent_table *t, const struct agent_map *m,
+			uint64_t *bias, uint64_t *start, uint64_t *end)
 {
 	const struct agent_segment *s;
-	uint64_t bias, start, end;
 	unsigned int i;
 
 	for (i = 0; i < t->nr_seg; i++) {
 		s = &t->seg[i];
 		if ((s->offset & PAGE_MASK) != m->offset)
 			continue;
-		bias = m->start - (s->vaddr & PAGE_MASK);
-		start = bias + s->vaddr;
-		end = start + s->memsz;
-		if (end > m->end)
-			end = m->end;
-		return agent_register(pidfd, t, bias, start, end);
+		*bias = m->start - (s->vaddr & PAGE_MASK);
+		*start = *bias + s->vaddr;
+		*end = *start + s->memsz;
+		if (*end > m->end)
+			*end = m->end;
+		return *start < *end;
 	}
-	return -ENOEXEC;
+	return false;
+}
+
+/*
+ * Register @t for @m.  A range the agent registered before, for code
+ * unmapped since, gives way: the kernel keeps an agent's registration
+ * until exec, exit or the agent removes it.
+ */
+static int map_register(struct agent_proc *p, const struct agent_table *t,
+			const struct agent_map *m)
+{
+	uint64_t bias, start, end;
+	int err;
+
+	if (!map_segment(t, m, &bias, &start, &end))
+		return -ENOEXEC;
+	if (agent_proc_has(p, start, end))
+		return -EALREADY;
+	err = agent_register(p->pidfd, t, bias, start, end);
+	if (err == -EEXIST && agent_proc_clear(p, start, end))
+		err = agent_register(p->pidfd, t, bias, start, end);
+	if (!err && agent_proc_add(p, start, end))
+		err = -ENOMEM;
+	return err;
 }
 
 static void map_count(struct agent_stats *st, const struct agent_table *t,
@@ -117,6 +153,41 @@ static void map_count(struct agent_stats *st, const struct agent_table *t,
 }
 
 /**
+ * agent_map_add() - give one executable mapping of a process its table
+ * @p: the process.
+ * @m: the mapping.
+ * @st: what was done, added to.
+ *
+ * Return: 0, or -EPERM or -ESRCH when nothing more can be done for the
+ * process.
+ */
+int agent_map_add(struct agent_proc *p, const struct agent_map *m,
+		  struct agent_stats *st)
+{
+	struct agent_table *t;
+	int err;
+
+	t = map_table(p, m);
+	if (!t && proc_gone(p))
+		return -ESRCH;
+	st->maps++;
+	if (!t || t->kind == AGENT_TABLE_FAILED) {
+		st->failed++;
+		return 0;
+	}
+	if (t->kind == AGENT_TABLE_NONE) {
+		st->no_table++;
+		return 0;
+	}
+	err = map_register(p, t, m);
+	if (err == -EPERM || err == -ESRCH)
+		return err;
+	if (err != -EALREADY)
+		map_count(st, t, err, p->pid, m);
+	return 0;
+}
+
+/**
  * agent_attach() - give a running process the tables of its code
  * @pid: the process.
  * @st: what was done, added to.
@@ -127,38 +198,19 @@ static void map_count(struct agent_stats *st, const struct agent_table *t,
 int agent_attach(pid_t pid, struct agent_stats *st)
 {
 	struct agent_maps maps;
-	struct agent_table *t;
-	int pidfd, err;
+	struct agent_proc *p;
+	int err = 0;
 	size_t i;
 
-	pidfd = agent_pidfd_open(pid);
-	if (pidfd < 0)
-		return pidfd;
+	p = agent_proc_get(pid, &err);
+	if (!p)
+		return err;
 	err = agent_maps_read(pid, &maps);
-	if (err) {
-		close(pidfd);
-		/* /proc/PID/maps asks for less than the agent's call. */
+	/* /proc/PID/maps asks for less than the agent's call. */
+	if (err)
 		return err == -EACCES ? -EPERM : err;
-	}
-	for (i = 0; i < maps.nr; i++) {
-		st->maps++;
-		t = map_table(pid, &maps.map[i]);
-		if (!t || t->kind == AGENT_TABLE_FAILED) {
-			st->failed++;
-			continue;
-		}
-		if (t->kind == AGENT_TABLE_NONE) {
-			st->no_table++;
-			continue;
-		}
-		err = map_register(pidfd, t, &maps.map[i]);
-		/* Nothing more can be done for this process. */
-		if (err == -EPERM || err == -ESRCH)
-			break;
-		map_count(st, t, err, pid, &maps.map[i]);
-		err = 0;
-	}
+	for (i = 0; i < maps.nr && !err; i++)
+		err = agent_map_add(p, &maps.map[i], st);
 	agent_maps_free(&maps);
-	close(pidfd);
 	return err;
 }

@@ -3,7 +3,9 @@
  * sframe-agent: give running processes the unwind tables of their code,
  * from outside, with nothing loaded into them.
  *
- *	sframe-agent [-v]... -p PID[,PID...]
+ *	sframe-agent [-v]... [--once] -p PID[,PID...]
+ *	sframe-agent [-v]... [--once] -a
+ *	sframe-agent [-v]... [--] CMD [ARG]...
  *
  * Each executable mapping of a file gets the file's table: its .sframe
  * section where it has one, else its .eh_frame converted; the vDSO
@@ -15,10 +17,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sframe_agent.h"
@@ -49,11 +55,18 @@ void agent_log(int level, const char *fmt, ...)
 static void usage(FILE *f)
 {
 	fputs("Usage: sframe-agent [OPTION]... -p PID[,PID]...\n"
-	      "Register the unwind tables of running processes' code with the\n"
-	      "kernel, so that perf and BPF unwind their user stacks without\n"
-	      "frame pointers.\n"
+	      "  or:  sframe-agent [OPTION]... -a\n"
+	      "  or:  sframe-agent [OPTION]... [--] COMMAND [ARG]...\n"
+	      "Register the unwind tables of processes' code with the kernel,\n"
+	      "from outside, so that perf and BPF unwind their user stacks\n"
+	      "without frame pointers.  With -p or -a, follow the processes as\n"
+	      "they map code and exec until they exit or until interrupted;\n"
+	      "with COMMAND, run it with its tables from its first instruction\n"
+	      "and exit with its status.\n"
 	      "\n"
-	      "  -p, --pid=PID[,PID]...  the processes (may be repeated)\n"
+	      "  -p, --pid=PID[,PID]...  running processes (may be repeated)\n"
+	      "  -a, --all               every process, running and to come\n"
+	      "      --once              register what is mapped now, and exit\n"
 	      "  -v, --verbose           say more; twice for each mapping\n"
 	      "  -h, --help              this help\n"
 	      "  -V, --version           the version\n"
@@ -100,8 +113,8 @@ static void summary(const struct agent_stats *st)
 {
 	fprintf(stderr, "sframe-agent: %lu process%s (%lu unreachable), ",
 		st->procs, st->procs == 1 ? "" : "es", st->procs_failed);
-	fprintf(stderr, "%lu mappings: %lu registered, ", st->maps,
-		st->registered);
+	fprintf(stderr, "%lu execs, %lu mappings: %lu registered, ",
+		st->execs, st->maps, st->registered);
 	fprintf(stderr, "%lu with a table of their own, ", st->own);
 	fprintf(stderr, "%lu without unwind information, ", st->no_table);
 	fprintf(stderr, "%lu failed; %lu rows, ", st->failed, st->rows);
@@ -109,46 +122,237 @@ static void summary(const struct agent_stats *st)
 	fprintf(stderr, "%lu FDEs left to frame pointers\n", st->left);
 }
 
-static int attach_all(const struct pids *p)
+static void attach_one(pid_t pid, struct agent_stats *st, bool quiet)
 {
-	struct agent_stats st = { 0 };
-	int err, ret = 0;
-	size_t i;
+	int err;
 
-	for (i = 0; i < p->nr; i++) {
-		st.procs++;
-		err = agent_attach(p->pid[i], &st);
-		if (!err)
-			continue;
-		st.procs_failed++;
-		ret = 1;
-		agent_log(0, "%d: %s%s\n", (int)p->pid[i], strerror(-err),
+	st->procs++;
+	err = agent_attach(pid, st);
+	if (!err)
+		return;
+	st->procs_failed++;
+	if (!quiet || agent_verbose)
+		agent_log(0, "%d: %s%s\n", (int)pid, strerror(-err),
 			  err == -EPERM ?
 			  " (the caller may not attach to it)" : "");
+}
+
+/* Every process now running but this one; kernel threads have no code. */
+static void attach_all(struct agent_stats *st)
+{
+	struct dirent *d;
+	DIR *dir;
+	long pid;
+
+	dir = opendir("/proc");
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		pid = strtol(d->d_name, NULL, 10);
+		if (pid > 0 && pid != getpid())
+			attach_one(pid, st, true);
 	}
-	summary(&st);
+	closedir(dir);
+}
+
+/* Set by the handler, read by the loop: sig_atomic_t, as C requires. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+#define MAX_POLL	64
+
+/*
+ * What the agent follows until the end: its followers, the pidfds of
+ * the -p processes (readable once they exit), and the child of
+ * COMMAND.
+ */
+struct run {
+	struct agent_follow *f[MAX_POLL / 4];
+	int nr_f;
+	int pidfd[MAX_POLL / 2];
+	int nr_pidfd;
+	pid_t child;
+	int status;
+};
+
+static int run_fds(const struct run *r, struct pollfd *pfd)
+{
+	int fds[MAX_POLL], n = 0, i, k;
+
+	for (i = 0; i < r->nr_f; i++)
+		n += agent_follow_fds(r->f[i], fds + n, MAX_POLL / 2 - n);
+	for (i = 0; i < r->nr_pidfd; i++)
+		if (r->pidfd[i] >= 0)
+			fds[n++] = r->pidfd[i];
+	for (k = 0; k < n; k++)
+		pfd[k] = (struct pollfd){ .fd = fds[k], .events = POLLIN };
+	return n;
+}
+
+/* Have the -p processes exited, or the child? */
+static bool run_done(struct run *r)
+{
+	struct pollfd p;
+	int i, left = 0;
+
+	if (r->child > 0)
+		return waitpid(r->child, &r->status, WNOHANG) == r->child;
+	for (i = 0; i < r->nr_pidfd; i++) {
+		p = (struct pollfd){ .fd = r->pidfd[i], .events = POLLIN };
+		if (r->pidfd[i] < 0)
+			continue;
+		if (poll(&p, 1, 0) == 1) {
+			close(r->pidfd[i]);
+			r->pidfd[i] = -1;
+		} else {
+			left++;
+		}
+	}
+	return r->nr_pidfd && !left;
+}
+
+static void run_loop(struct run *r, struct agent_stats *st)
+{
+	struct pollfd pfd[MAX_POLL];
+	int i, n;
+
+	for (;;) {
+		n = run_fds(r, pfd);
+		poll(pfd, n, 200);
+		for (i = 0; i < r->nr_f; i++)
+			agent_follow_read(r->f[i], st);
+		if (run_done(r))
+			break;
+		/* COMMAND takes its own signals; the agent waits for it. */
+		if (interrupted && r->child <= 0)
+			break;
+	}
+	for (i = 0; i < r->nr_f; i++)
+		agent_follow_read(r->f[i], st);
+}
+
+static int follow_add(struct run *r, pid_t pid)
+{
+	int err;
+
+	if (r->nr_f == MAX_POLL / 4)
+		return -E2BIG;
+	err = agent_follow_open(pid, &r->f[r->nr_f]);
+	if (err) {
+		agent_log(0, "cannot follow %s: %s\n",
+			  pid > 0 ? "the process" : "processes", strerror(-err));
+		return err;
+	}
+	r->nr_f++;
+	return 0;
+}
+
+static void run_close(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->nr_f; i++)
+		agent_follow_close(r->f[i]);
+	for (i = 0; i < r->nr_pidfd; i++)
+		if (r->pidfd[i] >= 0)
+			close(r->pidfd[i]);
+}
+
+/* -p: attach, then follow until they exit. */
+static int mode_pids(const struct pids *p, bool once, struct agent_stats *st)
+{
+	struct run r = { .child = -1 };
+	size_t i;
+	int ret = 0;
+
+	if (p->nr > MAX_POLL / 4) {
+		agent_log(0, "at most %d processes to follow\n", MAX_POLL / 4);
+		return 2;
+	}
+	/* First, so that nothing mapped during the attach is missed. */
+	for (i = 0; i < p->nr && !once; i++)
+		follow_add(&r, p->pid[i]);
+	for (i = 0; i < p->nr; i++) {
+		attach_one(p->pid[i], st, false);
+		r.pidfd[r.nr_pidfd++] = agent_pidfd_open(p->pid[i]);
+	}
+	if (st->procs_failed)
+		ret = 1;
+	if (!once && r.nr_f)
+		run_loop(&r, st);
+	run_close(&r);
 	return ret;
+}
+
+/* -a: every process, and those to come. */
+static int mode_all(bool once, struct agent_stats *st)
+{
+	struct run r = { .child = -1 };
+
+	if (!once && follow_add(&r, -1))
+		return 1;
+	attach_all(st);
+	if (!once)
+		run_loop(&r, st);
+	run_close(&r);
+	return 0;
+}
+
+/* COMMAND: run it with its tables; its exit status is the agent's. */
+static int mode_cmd(char **argv, struct agent_stats *st)
+{
+	struct run r = { 0 };
+	int err;
+
+	err = agent_start_child(argv, &r.child, &r.status);
+	if (err < 0) {
+		agent_log(0, "cannot start %s: %s\n", argv[0], strerror(-err));
+		return 126;
+	}
+	if (!err) {
+		follow_add(&r, r.child);
+		if (agent_start_run(r.child, st, &r.status) == 0)
+			run_loop(&r, st);
+	}
+	run_close(&r);
+	if (WIFEXITED(r.status))
+		return WEXITSTATUS(r.status);
+	return 128 + WTERMSIG(r.status);
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "once", no_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
+	struct agent_stats st = { 0 };
 	struct pids pids = { 0 };
+	bool all = false, once = false, cmd;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "+p:vhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:avhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (pids_add(&pids, optarg)) {
 				agent_log(0, "bad process list '%s'\n", optarg);
 				return 2;
 			}
+			break;
+		case 'a':
+			all = true;
+			break;
+		case 'o':
+			once = true;
 			break;
 		case 'v':
 			agent_verbose++;
@@ -164,7 +368,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || !pids.nr) {
+	/* Exactly one of -p, -a and COMMAND; --once not with COMMAND. */
+	cmd = optind < argc;
+	if (!!pids.nr + all + cmd != 1 || (once && cmd)) {
 		usage(stderr);
 		return 2;
 	}
@@ -172,7 +378,16 @@ int main(int argc, char **argv)
 		agent_log(0, "this kernel lacks process_sframe_register(2)\n");
 		return 1;
 	}
-	ret = attach_all(&pids);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (pids.nr)
+		ret = mode_pids(&pids, once, &st);
+	else if (all)
+		ret = mode_all(once, &st);
+	else
+		ret = mode_cmd(argv + optind, &st);
+	summary(&st);
+	agent_procs_free();
 	agent_tables_free();
 	free(pids.pid);
 	return ret;

@@ -4,6 +4,7 @@
  * may need a table.  Mappings of files, and the vDSO, which has none.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,4 +97,42 @@ void agent_maps_free(struct agent_maps *maps)
 		free(maps->map[i].path);
 	free(maps->map);
 	memset(maps, 0, sizeof(*maps));
+}
+
+/**
+ * agent_open_mapping() - open the file a process maps at an address
+ * @pid: the process.
+ * @addr: an address inside one of its file mappings.
+ *
+ * Through /proc/PID/map_files, so that it is the very file mapped.
+ *
+ * Return: a descriptor, or a negative errno (-ENOENT if no file is
+ * mapped at @addr).
+ */
+int agent_open_mapping(pid_t pid, uint64_t addr)
+{
+	unsigned long long start, end;
+	char path[96], *line = NULL;
+	size_t len = 0;
+	int fd = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (getline(&line, &len, f) > 0) {
+		if (sscanf(line, "%llx-%llx", &start, &end) != 2 ||
+		    addr < start || addr >= end || !strchr(line, '/'))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx",
+			 (int)pid, start, end);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return fd;
 }

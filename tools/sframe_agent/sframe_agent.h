@@ -27,6 +27,7 @@ struct agent_maps {
 
 int agent_maps_read(pid_t pid, struct agent_maps *maps);
 void agent_maps_free(struct agent_maps *maps);
+int agent_open_mapping(pid_t pid, uint64_t addr);
 
 /*
  * What makes two files the same file for a table: the tables of files
@@ -91,6 +92,7 @@ bool agent_kernel_has_calls(void);
 /* What an attach did, summed over processes. */
 struct agent_stats {
 	unsigned long procs;
+	unsigned long execs;
 	unsigned long procs_failed;
 	unsigned long maps;
 	unsigned long registered;
@@ -103,7 +105,47 @@ struct agent_stats {
 	unsigned long bytes;		/* section bytes handed to the kernel */
 };
 
+/* A process the agent gave tables to, and the ranges it registered. */
+struct agent_range {
+	uint64_t start;
+	uint64_t end;
+};
+
+struct agent_proc {
+	pid_t pid;
+	int pidfd;
+	struct agent_range *range;
+	size_t nr;
+	size_t cap;
+	struct agent_proc *next;
+};
+
+struct agent_proc *agent_proc_get(pid_t pid, int *err);
+void agent_proc_exec(pid_t pid);
+void agent_proc_exit(pid_t pid);
+bool agent_proc_has(const struct agent_proc *p, uint64_t start, uint64_t end);
+int agent_proc_add(struct agent_proc *p, uint64_t start, uint64_t end);
+unsigned int agent_proc_clear(struct agent_proc *p, uint64_t start,
+			      uint64_t end);
+void agent_procs_free(void);
+
 int agent_attach(pid_t pid, struct agent_stats *st);
+int agent_map_add(struct agent_proc *p, const struct agent_map *m,
+		  struct agent_stats *st);
+
+/*
+ * Following processes: their mmap, exec and exit through perf's
+ * side-band records; @pid -1 for every process.
+ */
+struct agent_follow;
+
+int agent_follow_open(pid_t pid, struct agent_follow **fp);
+int agent_follow_fds(const struct agent_follow *f, int *fds, int max);
+void agent_follow_read(struct agent_follow *f, struct agent_stats *st);
+void agent_follow_close(struct agent_follow *f);
+
+int agent_start_child(char **argv, pid_t *pidp, int *status);
+int agent_start_run(pid_t pid, struct agent_stats *st, int *status);
 
 extern int agent_verbose;
 

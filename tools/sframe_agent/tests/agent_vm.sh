@@ -81,6 +81,11 @@ check() {
 	fi
 }
 
+# summary_field LOG WORD: the number before WORD in the agent's summary.
+summary_field() {
+	sed -n "s/.* \([0-9][0-9]*\) $2.*/\1/p" "$1" | tail -n 1
+}
+
 pyexe='/python3[.0-9]*$'
 for w in py xz; do
 	if [ $w = py ]; then
@@ -89,8 +94,8 @@ for w in py xz; do
 		leaf='/liblzma\.so[.0-9]*$' exe='/xz$' what="xz (liblzma)"
 	fi
 	start $w
-	"$agent" -v -p "$pid" 2> "$tmp/$w-agent.log"
-	result $? "sframe-agent -p attaches to a running $what"
+	"$agent" -v --once -p "$pid" 2> "$tmp/$w-agent.log"
+	result $? "sframe-agent --once -p attaches to a running $what"
 	sed 's/^/# /' "$tmp/$w-agent.log"
 	record $w-agent "$pid" || result 1 "perf record -p of $what"
 	wait "$pid"
@@ -101,10 +106,110 @@ for w in py xz; do
 	check $w-plain "$leaf" "$exe" "$what, no agent, --call-graph=sframe" low
 done
 
-# summary_field LOG WORD: the number before WORD in the agent's summary.
-summary_field() {
-	sed -n "s/.* \([0-9][0-9]*\) $2.*/\1/p" "$1" | tail -n 1
+# Following: a process that loads code after the agent attached.  The
+# agent, left running with -p, registers libbz2 and Python's _bz2 module
+# as the process dlopen()s them, and exits when the process does.
+bz='import time
+time.sleep(2)
+import bz2
+d = open("/usr/lib/x86_64-linux-gnu/libc.so.6", "rb").read()[:300000]
+t = time.time()
+while time.time() - t < 4:
+    bz2.compress(d)'
+/usr/bin/python3 -c "$bz" &
+pid=$!
+sleep 0.5
+"$agent" -v -p "$pid" 2> "$tmp/follow.log" &
+apid=$!
+sleep 2.5
+record follow "$pid" || result 1 "perf record -p of python3 importing bz2"
+wait "$pid"
+wait "$apid"
+result $? "sframe-agent -p follows a process until it exits, status 0"
+sed 's/^/# /' "$tmp/follow.log"
+check follow '/libbz2\.so[.0-9]*$' "$pyexe" \
+	"libbz2, loaded after the agent attached" high
+
+# COMMAND: Python's start-up, imports that dlopen() modules included,
+# unwound to the program's entry (the executable's _start, or the
+# loader's _dl_start_user before it has called the program's); with the
+# agent, and without it.
+startup() {
+	"$perf" record -q -N -B -e task-clock:u -c 100000 \
+		--call-graph=sframe -o "$tmp/$1.data" -- "${@:2}" \
+		> "$tmp/$1.log" 2>&1 &&
+	"$perf" script -i "$tmp/$1.data" -F comm,ip,sym,dso \
+		> "$tmp/$1.script" 2> "$tmp/$1.script.err"
 }
+
+# entry NAME: "reached total" of python3's samples.
+entry() {
+	awk 'BEGIN { RS = ""; FS = "\n" }
+	$1 ~ /^python3/ {
+		total++
+		if ($NF ~ / (_start|_dl_start_user) \(/)
+			reached++
+	}
+	END { printf "%d %d\n", reached, total }' "$tmp/$1.script"
+}
+
+startup cmd-agent "$agent" -- /usr/bin/python3 -c 'import json, decimal' ||
+	result 1 "perf record of sframe-agent -- python3"
+startup cmd-plain /usr/bin/python3 -c 'import json, decimal' ||
+	result 1 "perf record of python3"
+for m in agent plain; do
+	read -r r t <<< "$(entry cmd-$m)"
+	pct=$((t ? 100 * r / t : 0))
+	echo "# python3 start-up, $m: $r of $t samples reach its entry ($pct%)"
+	if [ $m = agent ]; then
+		[ "$t" -ge 100 ] && [ "$pct" -ge "$min_share" ]
+		result $? "sframe-agent -- python3: at least $min_share% of its start-up's samples reach its entry"
+	else
+		[ "$t" -ge 100 ] && [ "$pct" -le "$max_fallback" ]
+		result $? "python3 alone: at most $max_fallback% of its start-up's samples reach its entry"
+	fi
+done
+"$agent" -- sh -c 'exit 3' 2> /dev/null
+result $(($? != 3)) "sframe-agent -- CMD exits with CMD's status"
+"$agent" -- /nonexistent/program 2> /dev/null
+result $(($? != 127)) "sframe-agent -- CMD exits with 127 when CMD cannot be found"
+
+# storm: 200 execs of /bin/true, one after the other; their time in ms.
+storm() {
+	local t0 t1
+
+	t0=$(date +%s%N)
+	for i in $(seq 200); do /bin/true; done
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000000))
+}
+
+# -a: an exec storm, and processes started after the agent.
+plain_ms=$(storm)
+"$agent" -a 2> "$tmp/all.log" &
+apid=$!
+sleep 3
+agent_ms=$(storm)
+echo "# 200 execs of /bin/true: $plain_ms ms alone, $agent_ms ms under sframe-agent -a"
+start py
+pypid=$pid
+start xz
+record all-py "$pypid" &
+rpid=$!
+record all-xz "$pid" || result 1 "perf record -p of xz under -a"
+wait "$rpid" || result 1 "perf record -p of python3 under -a"
+kill -INT "$apid"
+wait "$apid"
+result $? "sframe-agent -a ends at SIGINT with status 0"
+sed 's/^/# /' "$tmp/all.log"
+execs=$(summary_field "$tmp/all.log" execs)
+[ -n "$execs" ] && [ "$execs" -ge 202 ]
+result $? "sframe-agent -a saw every exec (at least 202: $execs)"
+check all-py "$pyexe" "$pyexe" "python3 started under -a" high
+check all-xz '/liblzma\.so[.0-9]*$' '/xz$' "xz started under -a" high
+kill "$pid" 2> /dev/null
+wait
+
 
 # Two processes of one program.  The second attach is made with no
 # budget left (kernel.sframe_user_pinned_kb 0, without CAP_IPC_LOCK):
@@ -114,10 +219,10 @@ pinned=$(cat /proc/sys/kernel/sframe_user_pinned_kb)
 start py
 first=$pid
 start py
-"$agent" -p "$first" 2> "$tmp/share1.log"
+"$agent" --once -p "$first" 2> "$tmp/share1.log"
 echo 0 > /proc/sys/kernel/sframe_user_pinned_kb
 setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock -- \
-	"$agent" -v -v -p "$pid" 2> "$tmp/share2.log"
+	"$agent" -v -v --once -p "$pid" 2> "$tmp/share2.log"
 echo "$pinned" > /proc/sys/kernel/sframe_user_pinned_kb
 sed 's/^/# /' "$tmp/share1.log" "$tmp/share2.log" | grep -v ': registered$'
 r1=$(summary_field "$tmp/share1.log" registered)
@@ -131,13 +236,13 @@ wait
 
 # Errors: a process that does not exist, and one the caller may not
 # attach to; both named, and the exit status 1.
-"$agent" -p 2147483 2> "$tmp/esrch.log"
+"$agent" --once -p 2147483 2> "$tmp/esrch.log"
 rc=$?
 [ "$rc" = 1 ] && grep -q '2147483: No such process' "$tmp/esrch.log"
 result $? "a process that does not exist is named, exit status 1"
 start py
 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-	"$agent" -p "$pid" 2> "$tmp/eperm.log"
+	"$agent" --once -p "$pid" 2> "$tmp/eperm.log"
 rc=$?
 [ "$rc" = 1 ] && grep -q "$pid: Operation not permitted" "$tmp/eperm.log"
 result $? "a caller that may not attach is told so, exit status 1"

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Following processes as they map code, exec and exit, through perf's
+ * side-band records: a dummy software event on each CPU, which counts
+ * nothing and samples nothing, with mmap2, comm_exec and task records,
+ * as perf record itself follows the processes it profiles.  Chosen over
+ * a BPF program on the mmap and exec paths because it needs no program
+ * in the kernel and no BTF, is available wherever perf is, and carries
+ * everything the agent needs: the new mapping's range, offset, file and
+ * protection, the exec, and the exit.  The records arrive after the
+ * fact: a process runs the code it just mapped until the agent has read
+ * the record and registered the table, a few milliseconds at most with
+ * a warm cache.
+ *
+ * Per CPU, because the kernel does not let a buffer be mapped for an
+ * inherited per-task event: with @pid, the events follow that process
+ * and the children it makes from then on.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sframe_agent.h"
+
+/* Pages of each buffer's data: 64 KiB of records between two reads. */
+#define FOLLOW_DATA_PAGES	16
+
+struct follow_cpu {
+	int fd;
+	struct perf_event_mmap_page *page;
+	size_t size;		/* data bytes */
+};
+
+struct agent_follow {
+	struct follow_cpu *cpu;
+	int nr;
+	pid_t pid;
+	char rec[65536 + 8];	/* a record that wraps, put together */
+};
+
+static int follow_event(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.mmap = 1,
+		.mmap2 = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.inherit = pid > 0,
+		.wakeup_events = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	long fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int follow_cpu_open(struct follow_cpu *c, pid_t pid, int cpu)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	c->fd = follow_event(pid, cpu);
+	if (c->fd < 0)
+		return c->fd;
+	c->size = FOLLOW_DATA_PAGES * page;
+	c->page = mmap(NULL, page + c->size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, c->fd, 0);
+	if (c->page == MAP_FAILED) {
+		close(c->fd);
+		return -errno;
+	}
+	return 0;
+}
+
+/**
+ * agent_follow_open() - start following processes
+ * @pid: the process to follow, with the children it makes from now on;
+ *	-1 for every process.
+ * @fp: set on success.
+ *
+ * Return: 0, or a negative errno: perf_event_open(2)'s (-EACCES under
+ * kernel.perf_event_paranoid without CAP_PERFMON), or -ENOMEM.
+ */
+int agent_follow_open(pid_t pid, struct agent_follow **fp)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	struct agent_follow *f;
+	int err = 0, i;
+
+	f = calloc(1, sizeof(*f));
+	if (!f || n < 1)
+		goto nomem;
+	f->cpu = calloc(n, sizeof(*f->cpu));
+	if (!f->cpu)
+		goto nomem;
+	f->pid = pid;
+	for (i = 0; i < n; i++) {
+		err = follow_cpu_open(&f->cpu[i], pid, i);
+		/* A CPU that is offline has no events. */
+		if (err == -ENODEV)
+			continue;
+		if (err)
+			break;
+		f->cpu[f->nr++] = f->cpu[i];
+	}
+	if (!err && f->nr) {
+		*fp = f;
+		return 0;
+	}
+	agent_follow_close(f);
+	return err ? err : -ENODEV;
+nomem:
+	free(f);
+	return -ENOMEM;
+}
+
+/**
+ * agent_follow_fds() - the descriptors to poll for records
+ * @f: the follower.
+ * @fds: filled with up to @max descriptors.
+ * @max: room at @fds.
+ *
+ * Return: how many.
+ */
+int agent_follow_fds(const struct agent_follow *f, int *fds, int max)
+{
+	int i;
+
+	for (i = 0; i < f->nr && i < max; i++)
+		fds[i] = f->cpu[i].fd;
+	return i;
+}
+
+/* An mmap2 record: the mapping, if it is code. */
+static void follow_mmap2(const char *rec, struct agent_stats *st)
+{
+	const struct {
+		struct perf_event_header h;
+		__u32 pid, tid;
+		__u64 addr, len, pgoff;
+		__u32 maj, min;
+		__u64 ino, ino_generation;
+		__u32 prot, flags;
+		char filename[];
+	} *r = (const void *)rec;
+	struct agent_map m = {
+		.start = r->addr, .end = r->addr + r->len,
+		.offset = r->pgoff,
+	};
+	struct agent_proc *p;
+	int err;
+
+	if (!(r->prot & PROT_EXEC))
+		return;
+	if (!strcmp(r->filename, "[vdso]"))
+		m.path = NULL;
+	else if (r->filename[0] == '/')
+		m.path = (char *)r->filename;
+	else
+		return;
+	p = agent_proc_get(r->pid, &err);
+	if (p)
+		agent_map_add(p, &m, st);
+}
+
+static void follow_record(const char *rec, struct agent_stats *st)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	const __u32 *pid = (const void *)(h + 1);
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		follow_mmap2(rec, st);
+		break;
+	case PERF_RECORD_COMM:
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			agent_proc_exec(pid[0]);
+			st->execs++;
+		}
+		break;
+	case PERF_RECORD_EXIT:
+		/* The thread group's leader: the process. */
+		if (pid[0] == pid[2])
+			agent_proc_exit(pid[0]);
+		break;
+	}
+}
+
+/* The records of one buffer, from its tail to its head. */
+static void follow_cpu_read(struct agent_follow *f, struct follow_cpu *c,
+			    struct agent_stats *st)
+{
+	const char *data = (const char *)c->page + c->page->data_offset;
+	__u64 head = __atomic_load_n(&c->page->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = c->page->data_tail;
+	const struct perf_event_header *h;
+	size_t off, first;
+
+	while (tail < head) {
+		off = tail % c->size;
+		h = (const void *)(data + off);
+		if (h->size < sizeof(*h))
+			break;
+		/*
+		 * Records are 8-byte aligned in a buffer of whole pages, so
+		 * a header never wraps; the rest of a record may.
+		 */
+		if (off + h->size > c->size) {
+			first = c->size - off;
+			memcpy(f->rec, data + off, first);
+			memcpy(f->rec + first, data, h->size - first);
+		} else {
+			memcpy(f->rec, data + off, h->size);
+		}
+		f->rec[h->size] = '\0';
+		tail += h->size;
+		follow_record(f->rec, st);
+	}
+	__atomic_store_n(&c->page->data_tail, head, __ATOMIC_RELEASE);
+}
+
+/**
+ * agent_follow_read() - act on every record that arrived
+ * @f: the follower.
+ * @st: what was done, added to.
+ */
+void agent_follow_read(struct agent_follow *f, struct agent_stats *st)
+{
+	int i;
+
+	for (i = 0; i < f->nr; i++)
+		follow_cpu_read(f, &f->cpu[i], st);
+}
+
+/**
+ * agent_follow_close() - stop following
+ * @f: the follower, or NULL.
+ */
+void agent_follow_close(struct agent_follow *f)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	int i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->nr; i++) {
+		munmap(f->cpu[i].page, page + f->cpu[i].size);
+		close(f->cpu[i].fd);
+	}
+	free(f->cpu);
+	free(f);
+}
