@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,11 @@
 
 #define PAGE_MASK	(~4095ULL)
 
-/* The file of a mapping, as the process has it. */
+/*
+ * The file of a mapping, as the process has it; -ENOENT once the
+ * mapping is gone (unmapped, or the process is exiting).  Through the
+ * process's root where map_files is refused.
+ */
 static int map_open(pid_t pid, const struct agent_map *m)
 {
 	char path[PATH_MAX];
@@ -31,12 +34,19 @@ static int map_open(pid_t pid, const struct agent_map *m)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
+	if (errno == ENOENT)
+		return -ENOENT;
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
-/* The vDSO's image, read from the process. */
-static struct agent_table *vdso_table(pid_t pid, const struct agent_map *m)
+/*
+ * The vDSO's image, read from the process; NULL with *@gone set if the
+ * process has exited.
+ */
+static struct agent_table *vdso_table(pid_t pid, const struct agent_map *m,
+				      bool *gone)
 {
 	size_t size = m->end - m->start;
 	struct iovec local, remote;
@@ -51,33 +61,34 @@ static struct agent_table *vdso_table(pid_t pid, const struct agent_map *m)
 	t = NULL;
 	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)size)
 		t = agent_table_of_image(buf, size, "[vdso]");
+	else if (errno == ESRCH || errno == EFAULT)
+		*gone = true;
+	else
+		agent_log(1, "%d: [vdso]: %s\n", (int)pid, strerror(errno));
 	free(buf);
 	return t;
 }
 
-/* Has the process exited?  Its pidfd is readable then. */
-static bool proc_gone(const struct agent_proc *p)
-{
-	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
-
-	return poll(&pfd, 1, 0) == 1;
-}
-
+/*
+ * The table of @m's file; NULL with *@gone set when the mapping is no
+ * more, which a record read after the process unmapped it or exited
+ * finds.
+ */
 static struct agent_table *map_table(const struct agent_proc *p,
-				     const struct agent_map *m)
+				     const struct agent_map *m, bool *gone)
 {
 	struct agent_table *t;
 	int fd;
 
+	*gone = false;
 	if (!m->path)
-		return vdso_table(p->pid, m);
+		return vdso_table(p->pid, m, gone);
 	fd = map_open(p->pid, m);
 	if (fd < 0) {
-		/* A record of a process that has exited since. */
-		if (proc_gone(p))
-			return NULL;
-		agent_log(1, "%d: %s: %s\n", (int)p->pid, m->path,
-			  strerror(errno));
+		*gone = fd == -ENOENT;
+		if (!*gone)
+			agent_log(1, "%d: %s: %s\n", (int)p->pid, m->path,
+				  strerror(-fd));
 		return NULL;
 	}
 	t = agent_table_get(fd, m->path);
@@ -165,11 +176,14 @@ int agent_map_add(struct agent_proc *p, const struct agent_map *m,
 		  struct agent_stats *st)
 {
 	struct agent_table *t;
+	bool gone;
 	int err;
 
-	t = map_table(p, m);
-	if (!t && proc_gone(p))
-		return -ESRCH;
+	t = map_table(p, m, &gone);
+	if (gone) {
+		st->vanished++;
+		return 0;
+	}
 	st->maps++;
 	if (!t || t->kind == AGENT_TABLE_FAILED) {
 		st->failed++;

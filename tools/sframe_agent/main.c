@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +68,12 @@ static void usage(FILE *f)
 	      "  -p, --pid=PID[,PID]...  running processes (may be repeated)\n"
 	      "  -a, --all               every process, running and to come\n"
 	      "      --once              register what is mapped now, and exit\n"
+	      "      --cache-dir=DIR     keep converted tables in DIR (default\n"
+	      "                          /var/cache/sframe-agent for root, else\n"
+	      "                          $XDG_CACHE_HOME/sframe-agent)\n"
+	      "      --cache-size=SIZE   at most SIZE of them: MiB, or with a\n"
+	      "                          K, M or G suffix (default 512M)\n"
+	      "      --no-cache          convert every file at each run\n"
 	      "  -v, --verbose           say more; twice for each mapping\n"
 	      "  -h, --help              this help\n"
 	      "  -V, --version           the version\n"
@@ -115,11 +122,68 @@ static void summary(const struct agent_stats *st)
 		st->procs, st->procs == 1 ? "" : "es", st->procs_failed);
 	fprintf(stderr, "%lu execs, %lu mappings: %lu registered, ",
 		st->execs, st->maps, st->registered);
-	fprintf(stderr, "%lu with a table of their own, ", st->own);
+	fprintf(stderr, "%lu with a table already, ", st->own);
+	fprintf(stderr, "%lu gone before they were read, ", st->vanished);
 	fprintf(stderr, "%lu without unwind information, ", st->no_table);
 	fprintf(stderr, "%lu failed; %lu rows, ", st->failed, st->rows);
 	fprintf(stderr, "%lu bytes of tables handed over; ", st->bytes);
-	fprintf(stderr, "%lu FDEs left to frame pointers\n", st->left);
+	fprintf(stderr, "%lu FDEs left to frame pointers; ", st->left);
+	fprintf(stderr, "cache: %lu loaded, %lu stored, %lu stale, ",
+		agent_cache_stats.hits, agent_cache_stats.stored,
+		agent_cache_stats.stale);
+	fprintf(stderr, "%lu evicted\n", agent_cache_stats.evicted);
+}
+
+/* The default directory of converted tables, as the XDG rules place it. */
+static int cache_default(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (!geteuid())
+		snprintf(buf, size, "/var/cache/sframe-agent");
+	else if (xdg && xdg[0] == '/')
+		snprintf(buf, size, "%s/sframe-agent", xdg);
+	else if (home && home[0] == '/')
+		snprintf(buf, size, "%s/.cache/sframe-agent", home);
+	else
+		return -ENOENT;
+	return 0;
+}
+
+/* A size in MiB, or in KiB, MiB or GiB with a suffix; 0 if malformed. */
+static uint64_t size_parse(const char *arg)
+{
+	unsigned long long v;
+	char *end;
+	int shift;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	shift = 20;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (*end && strchr("KkMmGg", *end))
+		end++;
+	if (errno || *end || !v || v > (~0ULL >> shift))
+		return 0;
+	return (uint64_t)v << shift;
+}
+
+static void cache_setup(const char *dir, uint64_t limit)
+{
+	char def[PATH_MAX];
+	int err;
+
+	if (!dir) {
+		if (cache_default(def, sizeof(def)))
+			return;
+		dir = def;
+	}
+	err = agent_cache_init(dir, limit);
+	if (err)
+		agent_log(0, "no cache in %s: %s\n", dir, strerror(-err));
 }
 
 static void attach_one(pid_t pid, struct agent_stats *st, bool quiet)
@@ -330,6 +394,9 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "cache-dir", required_argument, NULL, 'C' },
+		{ "cache-size", required_argument, NULL, 'S' },
+		{ "no-cache", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -337,7 +404,9 @@ int main(int argc, char **argv)
 	};
 	struct agent_stats st = { 0 };
 	struct pids pids = { 0 };
-	bool all = false, once = false, cmd;
+	bool all = false, once = false, cmd, cache = true;
+	const char *cache_dir = NULL;
+	uint64_t cache_size = 512ULL << 20;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "+p:avhV", opts, NULL)) != -1) {
@@ -353,6 +422,19 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			once = true;
+			break;
+		case 'C':
+			cache_dir = optarg;
+			break;
+		case 'S':
+			cache_size = size_parse(optarg);
+			if (!cache_size) {
+				agent_log(0, "bad cache size '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'N':
+			cache = false;
 			break;
 		case 'v':
 			agent_verbose++;
@@ -378,6 +460,8 @@ int main(int argc, char **argv)
 		agent_log(0, "this kernel lacks process_sframe_register(2)\n");
 		return 1;
 	}
+	if (cache)
+		cache_setup(cache_dir, cache_size);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (pids.nr)

@@ -56,6 +56,10 @@ struct agent_segment {
 };
 
 #define AGENT_MAX_SEGMENTS	4
+/* The longest GNU build ID kept; SHA-1 ones are 20 bytes. */
+#define AGENT_BUILD_ID_MAX	32
+/* The largest section the kernel takes (SFRAME_MAX_SIZE). */
+#define AGENT_SFRAME_MAX	(64ULL << 20)
 
 /*
  * A file's table, in the form process_sframe_register(2) takes: an
@@ -64,6 +68,8 @@ struct agent_segment {
  */
 struct agent_table {
 	struct agent_file_id id;
+	uint8_t build_id[AGENT_BUILD_ID_MAX];
+	uint32_t build_id_len;
 	enum agent_table_kind kind;
 	int err;		/* for AGENT_TABLE_FAILED */
 	void *sframe;
@@ -82,6 +88,21 @@ struct agent_table *agent_table_of_image(const void *image, size_t size,
 					 const char *name);
 void agent_tables_free(void);
 
+/* The directory of converted tables (cache.c). */
+struct agent_cache_stats {
+	unsigned long hits;
+	unsigned long misses;
+	unsigned long stale;
+	unsigned long stored;
+	unsigned long evicted;
+};
+
+extern struct agent_cache_stats agent_cache_stats;
+
+int agent_cache_init(const char *dir, uint64_t limit);
+int agent_cache_load(struct agent_table *t);
+void agent_cache_store(const struct agent_table *t);
+
 /* The kernel's calls. */
 int agent_pidfd_open(pid_t pid);
 int agent_register(int pidfd, const struct agent_table *t, uint64_t bias,
@@ -95,8 +116,9 @@ struct agent_stats {
 	unsigned long execs;
 	unsigned long procs_failed;
 	unsigned long maps;
+	unsigned long vanished;		/* unmapped before they were read */
 	unsigned long registered;
-	unsigned long own;		/* the process had its own table */
+	unsigned long own;		/* the range had a table already */
 	unsigned long no_table;		/* files with no unwind information */
 	unsigned long failed;		/* registrations the kernel refused */
 	unsigned long files;		/* distinct files given a table */

@@ -30,9 +30,38 @@ static bool id_eq(const struct agent_file_id *a, const struct agent_file_id *b)
 	       a->mtime_ns == b->mtime_ns;
 }
 
+/* The GNU build ID of a PT_NOTE segment, if it has one. */
+static void table_build_id(struct agent_table *t, const void *image,
+			   size_t size, const GElf_Phdr *ph)
+{
+	const unsigned char *p = (const unsigned char *)image + ph->p_offset;
+	const unsigned char *end = p + ph->p_filesz;
+	uint32_t namesz, descsz, type;
+
+	if (ph->p_offset > size || ph->p_filesz > size - ph->p_offset)
+		return;
+	while (end - p >= 12) {
+		memcpy(&namesz, p, 4);
+		memcpy(&descsz, p + 4, 4);
+		memcpy(&type, p + 8, 4);
+		p += 12;
+		if (namesz > (size_t)(end - p) ||
+		    ((namesz + 3) & ~3U) + (size_t)descsz > (size_t)(end - p))
+			return;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(p, "GNU", 4) && descsz &&
+		    descsz <= AGENT_BUILD_ID_MAX) {
+			memcpy(t->build_id, p + 4, descsz);
+			t->build_id_len = descsz;
+			return;
+		}
+		p += ((namesz + 3) & ~3U) + ((descsz + 3) & ~3U);
+	}
+}
+
 /*
- * The executable segments, and the .sframe segment if any, from the
- * program headers of the image.
+ * The executable segments, the .sframe segment if any and the build ID,
+ * from the program headers of the image.
  */
 static int table_phdrs(struct agent_table *t, const void *image, size_t size,
 		       uint64_t *sf_off, uint64_t *sf_size)
@@ -51,6 +80,8 @@ static int table_phdrs(struct agent_table *t, const void *image, size_t size,
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(e, i, &ph))
 			goto out;
+		if (ph.p_type == PT_NOTE)
+			table_build_id(t, image, size, &ph);
 		if (ph.p_type == PT_GNU_SFRAME && ph.p_filesz &&
 		    ph.p_offset + ph.p_filesz <= size) {
 			*sf_off = ph.p_offset;
@@ -125,11 +156,16 @@ static void table_make(struct agent_table *t, const void *image, size_t size,
 	uint64_t sf_off = 0, sf_size = 0;
 	int err;
 
+	bool file = t->id.dev || t->id.ino;
+
 	err = table_phdrs(t, image, size, &sf_off, &sf_size);
-	if (!err && sf_size)
+	if (!err && sf_size) {
 		err = table_own(t, image, sf_off, sf_size);
-	else if (!err)
+	} else if (!err && !(file && !agent_cache_load(t))) {
 		err = table_convert(t, image, size);
+		if (!err && file)
+			agent_cache_store(t);
+	}
 	if (err) {
 		t->kind = AGENT_TABLE_FAILED;
 		t->err = err;

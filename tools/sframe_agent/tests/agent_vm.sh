@@ -36,6 +36,12 @@ max_fallback=10
 rm -rf "$tmp"
 mkdir -p "$tmp"
 
+# The agent, with its converted tables kept in the scratch directory:
+# the root file system of the VM is read-only.
+ag() {
+	"$agent" --cache-dir="$tmp/cache" "$@"
+}
+
 py='import time
 t = time.time()
 while time.time() - t < 6:
@@ -94,7 +100,7 @@ for w in py xz; do
 		leaf='/liblzma\.so[.0-9]*$' exe='/xz$' what="xz (liblzma)"
 	fi
 	start $w
-	"$agent" -v --once -p "$pid" 2> "$tmp/$w-agent.log"
+	ag -v --once -p "$pid" 2> "$tmp/$w-agent.log"
 	result $? "sframe-agent --once -p attaches to a running $what"
 	sed 's/^/# /' "$tmp/$w-agent.log"
 	record $w-agent "$pid" || result 1 "perf record -p of $what"
@@ -119,7 +125,7 @@ while time.time() - t < 4:
 /usr/bin/python3 -c "$bz" &
 pid=$!
 sleep 0.5
-"$agent" -v -p "$pid" 2> "$tmp/follow.log" &
+ag -v -p "$pid" 2> "$tmp/follow.log" &
 apid=$!
 sleep 2.5
 record follow "$pid" || result 1 "perf record -p of python3 importing bz2"
@@ -153,7 +159,7 @@ entry() {
 	END { printf "%d %d\n", reached, total }' "$tmp/$1.script"
 }
 
-startup cmd-agent "$agent" -- /usr/bin/python3 -c 'import json, decimal' ||
+startup cmd-agent "$agent" --cache-dir="$tmp/cache" -- /usr/bin/python3 -c 'import json, decimal' ||
 	result 1 "perf record of sframe-agent -- python3"
 startup cmd-plain /usr/bin/python3 -c 'import json, decimal' ||
 	result 1 "perf record of python3"
@@ -169,9 +175,9 @@ for m in agent plain; do
 		result $? "python3 alone: at most $max_fallback% of its start-up's samples reach its entry"
 	fi
 done
-"$agent" -- sh -c 'exit 3' 2> /dev/null
+ag -- sh -c 'exit 3' 2> /dev/null
 result $(($? != 3)) "sframe-agent -- CMD exits with CMD's status"
-"$agent" -- /nonexistent/program 2> /dev/null
+ag -- /nonexistent/program 2> /dev/null
 result $(($? != 127)) "sframe-agent -- CMD exits with 127 when CMD cannot be found"
 
 # storm: 200 execs of /bin/true, one after the other; their time in ms.
@@ -186,7 +192,8 @@ storm() {
 
 # -a: an exec storm, and processes started after the agent.
 plain_ms=$(storm)
-"$agent" -a 2> "$tmp/all.log" &
+# Not through ag(): SIGINT must reach the agent, not a subshell.
+"$agent" --cache-dir="$tmp/cache" -a 2> "$tmp/all.log" &
 apid=$!
 sleep 3
 agent_ms=$(storm)
@@ -219,10 +226,11 @@ pinned=$(cat /proc/sys/kernel/sframe_user_pinned_kb)
 start py
 first=$pid
 start py
-"$agent" --once -p "$first" 2> "$tmp/share1.log"
+ag --once -p "$first" 2> "$tmp/share1.log"
 echo 0 > /proc/sys/kernel/sframe_user_pinned_kb
 setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock -- \
-	"$agent" -v -v --once -p "$pid" 2> "$tmp/share2.log"
+	"$agent" --cache-dir="$tmp/cache" -v -v --once -p "$pid" \
+	2> "$tmp/share2.log"
 echo "$pinned" > /proc/sys/kernel/sframe_user_pinned_kb
 sed 's/^/# /' "$tmp/share1.log" "$tmp/share2.log" | grep -v ': registered$'
 r1=$(summary_field "$tmp/share1.log" registered)
@@ -234,15 +242,53 @@ result $? "a second process of one program shares the first's copies ($r1, then 
 kill "$first" "$pid" 2> /dev/null
 wait
 
+# The cache: a first run converts and stores each file, a second loads
+# them all; an entry with a byte changed is found stale, converted and
+# stored again, never registered; a directory held to 256 KiB keeps at
+# most that.
+cache=$tmp/cache-test
+start py
+for run in first second; do
+	"$agent" --cache-dir="$cache" --once -p "$pid" 2> "$tmp/cache-$run.log"
+done
+sed 's/^/# /' "$tmp/cache-first.log" "$tmp/cache-second.log"
+stored=$(summary_field "$tmp/cache-first.log" stored)
+loaded=$(summary_field "$tmp/cache-second.log" loaded)
+[ -n "$stored" ] && [ "$stored" -ge 5 ] && [ "$loaded" = "$stored" ] &&
+	[ "$(summary_field "$tmp/cache-second.log" stored)" = 0 ]
+result $? "a second run loads every table the first stored ($stored, then $loaded)"
+big=$(ls -S "$cache"/*.sframe | head -n 1)
+size=$(stat -c %s "$big")
+printf '\x5a' | dd of="$big" bs=1 seek=$((size / 2)) conv=notrunc status=none
+start py
+"$agent" --cache-dir="$cache" -v --once -p "$pid" 2> "$tmp/cache-stale.log"
+sed 's/^/# /' "$tmp/cache-stale.log"
+[ "$(summary_field "$tmp/cache-stale.log" stale)" = 1 ] &&
+	[ "$(summary_field "$tmp/cache-stale.log" stored)" = 1 ] &&
+	[ "$(summary_field "$tmp/cache-stale.log" failed)" = 0 ] &&
+	grep -q "$big: stale or corrupt" "$tmp/cache-stale.log"
+result $? "an entry with a changed byte is converted again and rewritten"
+rm -rf "$cache"
+"$agent" --cache-dir="$cache" --cache-size=256K --once -a \
+	2> "$tmp/cache-small.log"
+sed 's/^/# /' "$tmp/cache-small.log"
+total=$(cat "$cache"/*.sframe | wc -c)
+evicted=$(summary_field "$tmp/cache-small.log" evicted)
+echo "# a cache of 256 KiB holds $total bytes after $evicted evictions"
+[ "$total" -le $((256 << 10)) ] && [ "$total" -gt 0 ] && [ "$evicted" -gt 0 ]
+result $? "a cache directory is held to its size"
+kill "$pid"
+wait
+
 # Errors: a process that does not exist, and one the caller may not
 # attach to; both named, and the exit status 1.
-"$agent" --once -p 2147483 2> "$tmp/esrch.log"
+ag --once -p 2147483 2> "$tmp/esrch.log"
 rc=$?
 [ "$rc" = 1 ] && grep -q '2147483: No such process' "$tmp/esrch.log"
 result $? "a process that does not exist is named, exit status 1"
 start py
 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-	"$agent" --once -p "$pid" 2> "$tmp/eperm.log"
+	"$agent" --no-cache --once -p "$pid" 2> "$tmp/eperm.log"
 rc=$?
 [ "$rc" = 1 ] && grep -q "$pid: Operation not permitted" "$tmp/eperm.log"
 result $? "a caller that may not attach is told so, exit status 1"
