@@ -183,7 +183,7 @@ static void cache_setup(const char *dir, uint64_t limit)
 	}
 	err = agent_cache_init(dir, limit);
 	if (err)
-		agent_log(0, "no cache in %s: %s\n", dir, strerror(-err));
+		agent_log(1, "no cache in %s: %s\n", dir, strerror(-err));
 }
 
 static void attach_one(pid_t pid, struct agent_stats *st, bool quiet)
@@ -230,17 +230,14 @@ static void on_signal(int sig)
 #define MAX_POLL	64
 
 /*
- * What the agent follows until the end: its followers, the pidfds of
- * the -p processes (readable once they exit), and the child of
- * COMMAND.
+ * What the agent follows until the end: its followers, and the pidfds
+ * of the processes it waits for (readable once they exit).
  */
 struct run {
 	struct agent_follow *f[MAX_POLL / 4];
 	int nr_f;
 	int pidfd[MAX_POLL / 2];
 	int nr_pidfd;
-	pid_t child;
-	int status;
 };
 
 static int run_fds(const struct run *r, struct pollfd *pfd)
@@ -257,14 +254,12 @@ static int run_fds(const struct run *r, struct pollfd *pfd)
 	return n;
 }
 
-/* Have the -p processes exited, or the child? */
+/* Have the processes it waits for exited? */
 static bool run_done(struct run *r)
 {
 	struct pollfd p;
 	int i, left = 0;
 
-	if (r->child > 0)
-		return waitpid(r->child, &r->status, WNOHANG) == r->child;
 	for (i = 0; i < r->nr_pidfd; i++) {
 		p = (struct pollfd){ .fd = r->pidfd[i], .events = POLLIN };
 		if (r->pidfd[i] < 0)
@@ -291,8 +286,7 @@ static void run_loop(struct run *r, struct agent_stats *st)
 			agent_follow_read(r->f[i], st);
 		if (run_done(r))
 			break;
-		/* COMMAND takes its own signals; the agent waits for it. */
-		if (interrupted && r->child <= 0)
+		if (interrupted)
 			break;
 	}
 	for (i = 0; i < r->nr_f; i++)
@@ -329,7 +323,7 @@ static void run_close(struct run *r)
 /* -p: attach, then follow until they exit. */
 static int mode_pids(const struct pids *p, bool once, struct agent_stats *st)
 {
-	struct run r = { .child = -1 };
+	struct run r = { 0 };
 	size_t i;
 	int ret = 0;
 
@@ -355,7 +349,7 @@ static int mode_pids(const struct pids *p, bool once, struct agent_stats *st)
 /* -a: every process, and those to come. */
 static int mode_all(bool once, struct agent_stats *st)
 {
-	struct run r = { .child = -1 };
+	struct run r = { 0 };
 
 	if (!once && follow_add(&r, -1))
 		return 1;
@@ -366,26 +360,33 @@ static int mode_all(bool once, struct agent_stats *st)
 	return 0;
 }
 
-/* COMMAND: run it with its tables; its exit status is the agent's. */
+/*
+ * COMMAND: exec'd in this process, which keeps its pid and its exit
+ * status; this returns in the helper that follows it, at its exit.
+ */
 static int mode_cmd(char **argv, struct agent_stats *st)
 {
 	struct run r = { 0 };
+	pid_t prog;
 	int err;
 
-	err = agent_start_child(argv, &r.child, &r.status);
-	if (err < 0) {
-		agent_log(0, "cannot start %s: %s\n", argv[0], strerror(-err));
-		return 126;
+	err = agent_exec(argv, &prog);
+	/* -ECHILD: it ended before its exec, which it reported. */
+	if (err) {
+		if (err != -ECHILD)
+			agent_log(0, "cannot trace %s: %s\n", argv[0],
+				  strerror(-err));
+		return 1;
 	}
-	if (!err) {
-		follow_add(&r, r.child);
-		if (agent_start_run(r.child, st, &r.status) == 0)
-			run_loop(&r, st);
-	}
+	/* COMMAND takes its own signals; the agent follows it to its end. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	follow_add(&r, prog);
+	r.pidfd[r.nr_pidfd++] = agent_pidfd_open(prog);
+	if (agent_start_run(prog, st) == 0)
+		run_loop(&r, st);
 	run_close(&r);
-	if (WIFEXITED(r.status))
-		return WEXITSTATUS(r.status);
-	return 128 + WTERMSIG(r.status);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -470,7 +471,9 @@ int main(int argc, char **argv)
 		ret = mode_all(once, &st);
 	else
 		ret = mode_cmd(argv + optind, &st);
-	summary(&st);
+	/* After COMMAND, its shell may be back: a word only if asked. */
+	if (!cmd || agent_verbose)
+		summary(&st);
 	agent_procs_free();
 	agent_tables_free();
 	free(pids.pid);

@@ -166,8 +166,8 @@ int agent_follow_fds(const struct agent_follow *f, int *fds, int max);
 void agent_follow_read(struct agent_follow *f, struct agent_stats *st);
 void agent_follow_close(struct agent_follow *f);
 
-int agent_start_child(char **argv, pid_t *pidp, int *status);
-int agent_start_run(pid_t pid, struct agent_stats *st, int *status);
+int agent_exec(char **argv, pid_t *pidp);
+int agent_start_run(pid_t pid, struct agent_stats *st);
 
 extern int agent_verbose;
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * sframe-agent -- CMD: start a program with tables from its first
- * instruction.  The child is traced from its exec until its dynamic
- * loader has mapped the program's libraries, and no longer:
+ * instruction.  The program is exec'd in the agent's own process, and
+ * a helper traces it from its exec until its dynamic loader has mapped
+ * the program's libraries, and no longer:
  *
  *  - at the exec stop, before the program runs, the executable, the
  *    loader and the vDSO get their tables;
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -195,56 +197,125 @@ static int loader_run(pid_t pid, struct loader *l, struct agent_stats *st,
 	}
 }
 
-static void child_exec(char **argv)
+/* Read one byte from @fd, or fail. */
+static int sync_wait(int fd)
 {
-	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL))
-		_exit(126);
+	char c;
+
+	return read(fd, &c, 1) == 1 ? 0 : -EPIPE;
+}
+
+static void sync_post(int fd)
+{
+	char c = 0;
+
+	/* A peer that is gone has nothing to wait for. */
+	if (write(fd, &c, 1) != 1)
+		return;
+}
+
+/*
+ * In the tracer: seize the program's process @pid and wait for its
+ * exec, which @go lets it make.
+ */
+static int tracer_seize(pid_t pid, int go, int *status)
+{
+	if (ptrace(PTRACE_SEIZE, pid, NULL, (void *)PTRACE_O_TRACEEXEC))
+		return -errno;
+	sync_post(go);
+	for (;;) {
+		if (waitpid(pid, status, __WALL) != pid)
+			return -errno;
+		if (!WIFSTOPPED(*status))
+			return -ECHILD;
+		if (*status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+			return 0;
+		/* A signal before the exec: the program's own. */
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(*status));
+	}
+}
+
+/**
+ * agent_exec() - exec a program in this process, traced by a helper
+ * @argv: the program and its arguments.
+ * @pidp: in the helper, set to the program's pid.
+ *
+ * The program keeps the agent's pid, its parent and its exit status,
+ * as under env(1).  A grandchild, reparented away from it as strace -D
+ * does, becomes the agent: it traces the program from its exec until
+ * its loader has mapped its libraries.  Yama's ptrace scope is met with
+ * PR_SET_PTRACER.
+ *
+ * Return: only in the helper: 0 with the program stopped at its exec,
+ * or a negative errno.  This process becomes the program, or exits 127
+ * or 126 if it cannot, as env(1) does.
+ */
+int agent_exec(char **argv, pid_t *pidp)
+{
+	int pid_pipe[2], go[2], seized[2], status;
+	pid_t prog = getpid(), child, helper;
+	struct sigaction old_pipe;
+
+	/* Close-on-exec: the program inherits none of them. */
+	if (pipe2(pid_pipe, O_CLOEXEC) || pipe2(go, O_CLOEXEC) ||
+	    pipe2(seized, O_CLOEXEC))
+		goto exec;
+	child = fork();
+	if (child < 0)
+		goto exec;
+	if (child == 0) {
+		close(pid_pipe[0]);
+		close(go[1]);
+		close(seized[0]);
+		/* Its parent exits: the program never has it as a child. */
+		helper = fork();
+		if (helper)
+			_exit(helper < 0);
+		helper = getpid();
+		if (write(pid_pipe[1], &helper, sizeof(helper)) !=
+		    sizeof(helper) || sync_wait(go[0]))
+			_exit(1);
+		*pidp = prog;
+		return tracer_seize(prog, seized[1], &status);
+	}
+	/* Only the helper's ends stay open, so its end is seen as EOF. */
+	close(pid_pipe[1]);
+	close(go[0]);
+	close(seized[1]);
+	waitpid(child, NULL, 0);
+	/* A helper gone would make the write below kill the program. */
+	sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN },
+		  &old_pipe);
+	if (read(pid_pipe[0], &helper, sizeof(helper)) == sizeof(helper)) {
+		prctl(PR_SET_PTRACER, helper, 0, 0, 0);
+		sync_post(go[1]);
+		/* Seized, or the helper gave up: either way, go on. */
+		sync_wait(seized[0]);
+	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
+exec:
 	execvp(argv[0], argv);
 	fprintf(stderr, "sframe-agent: %s: %s\n", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
 /**
- * agent_start_child() - start a program, stopped at its exec
- * @argv: the program and its arguments.
- * @pidp: set to the child's pid.
- * @status: set to the child's wait status if it ended instead.
- *
- * Return: 0 with the child stopped at its exec; 1 if it ended instead,
- * exec failing included; a negative errno if it could not be started.
- */
-int agent_start_child(char **argv, pid_t *pidp, int *status)
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		child_exec(argv);
-	*pidp = pid;
-	if (waitpid(pid, status, 0) != pid)
-		return -errno;
-	return WIFSTOPPED(*status) ? 0 : 1;
-}
-
-/**
- * agent_start_run() - give a child stopped at its exec its tables, let it go
- * @pid: the child.
+ * agent_start_run() - give a program stopped at its exec its tables, let it go
+ * @pid: the program's process.
  * @st: what was done, added to.
- * @status: set to the child's wait status if it ended meanwhile.
  *
- * Return: 0 with the child running untraced, 1 if it ended.
+ * Return: 0 with the program running untraced, 1 if it ended.
  */
-int agent_start_run(pid_t pid, struct agent_stats *st, int *status)
+int agent_start_run(pid_t pid, struct agent_stats *st)
 {
 	struct loader l = { 0 };
-	int err;
+	int err, status;
 
 	st->procs++;
 	agent_attach(pid, st);
 	err = loader_find(pid, &l);
 	if (!err)
-		err = loader_run(pid, &l, st, status);
+		err = loader_run(pid, &l, st, &status);
 	if (err == -ECHILD)
 		return 1;
 	if (err && err != -ENOENT)

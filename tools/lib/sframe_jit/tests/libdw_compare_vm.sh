@@ -20,14 +20,18 @@
 #    sframe: fp and sframe from the kernel's chains above, dwarf from
 #    libdw's and from perf record --call-graph=dwarf.
 #
-#   libdw_compare_vm.sh OUTPUT_DIR PERF
+#   libdw_compare_vm.sh OUTPUT_DIR PERF [AGENT]
 #
 # OUTPUT_DIR is the library's build directory (sframe-run and
-# test-bin/).  Ends with "N passed, N failed".
+# test-bin/).  With AGENT, the path of sframe-agent, the SFrame checks
+# are made again with the tables it gives from outside
+# (sframe-agent -- CMD) in place of sframe-run's.  Ends with "N passed,
+# N failed".
 set -uo pipefail
 
 out=$1
 perf=$2
+agent=${3:-}
 run=$out/sframe-run
 cmp=$out/test-bin/libdw_compare
 tmp=${SCRATCH:-/tmp}/libdw-compare-vm
@@ -104,6 +108,28 @@ pct() {
 	echo $(($2 ? 100 * $1 / $2 : 0))
 }
 
+# sframe_checks NAME WHAT FRONT-NAME FRONT...: the SFrame chain of
+# ${cmd[@]} run under FRONT... against libdw's.  Sets n, c and k.
+sframe_checks() {
+	local name=$1 what=$2 front=$3 a u m
+
+	shift 3
+	compare $name-sframe "${name%-agent}" -- "$@" "${cmd[@]}"
+	result $? "$what: libdw_compare ran under $front"
+	n=$(field "$tmp/$name-sframe.log" samples)
+	c=$(field "$tmp/$name-sframe.log" libdw_complete)
+	a=$(field "$tmp/$name-sframe.log" agree)
+	u=$(field "$tmp/$name-sframe.log" uncovered)
+	m=$(field "$tmp/$name-sframe.log" mismatch)
+	k=$(field "$tmp/$name-sframe.log" kernel_complete)
+	[ "${c:-0}" -ge $min_compared ]
+	result $? "$what under $front: at least $min_compared samples with a complete libdw stack (${c:-0} of ${n:-0})"
+	[ -n "$m" ] && [ "$m" = 0 ] && [ $((a + u)) = "$c" ]
+	result $? "$what under $front: the kernel's SFrame chain agrees with libdw's frame by frame wherever the tables cover the frames (${m:-?} mismatches in $c)"
+	[ -n "$u" ] && [ "$(pct "$a" "$c")" -ge $min_agree ]
+	result $? "$what under $front: the whole chains agree in at least $min_agree% ($a of $c; ${u:-?} part in code left to frame pointers)"
+}
+
 for w in py xz; do
 	if [ $w = py ]; then
 		cmd=(/usr/bin/python3 -c "$py")
@@ -115,20 +141,7 @@ for w in py xz; do
 		what=xz
 	fi
 
-	compare $w-sframe $w -- "$run" "${cmd[@]}"
-	result $? "$what: libdw_compare ran under sframe-run"
-	n=$(field "$tmp/$w-sframe.log" samples)
-	c=$(field "$tmp/$w-sframe.log" libdw_complete)
-	a=$(field "$tmp/$w-sframe.log" agree)
-	u=$(field "$tmp/$w-sframe.log" uncovered)
-	m=$(field "$tmp/$w-sframe.log" mismatch)
-	k=$(field "$tmp/$w-sframe.log" kernel_complete)
-	[ "${c:-0}" -ge $min_compared ]
-	result $? "$what: at least $min_compared samples with a complete libdw stack (${c:-0} of ${n:-0})"
-	[ -n "$m" ] && [ "$m" = 0 ] && [ $((a + u)) = "$c" ]
-	result $? "$what: the kernel's SFrame chain agrees with libdw's frame by frame wherever the tables cover the frames (${m:-?} mismatches in $c)"
-	[ -n "$u" ] && [ "$(pct "$a" "$c")" -ge $min_agree ]
-	result $? "$what: the whole chains agree in at least $min_agree% ($a of $c; ${u:-?} part in code left to frame pointers)"
+	sframe_checks $w "$what" sframe-run "$run"
 
 	compare $w-fp --fp $w -- "$run" "${cmd[@]}"
 	result $? "$what: libdw_compare --fp ran under sframe-run"
@@ -147,6 +160,11 @@ for w in py xz; do
 		"sframe $(pct "${k:-0}" "${n:-0}")% (${k:-0}/${n:-0})," \
 		"libdw $(pct "${c:-0}" "${n:-0}")% (${c:-0}/${n:-0})," \
 		"perf dwarf $(pct "${pr:-0}" "${pt:-0}")% (${pr:-0}/${pt:-0})"
+	if [ -n "$agent" ]; then
+		sframe_checks $w-agent "$what" sframe-agent \
+			"$agent" --cache-dir="$tmp/cache" --
+		echo "# $what under sframe-agent: complete stacks: sframe $(pct "${k:-0}" "${n:-0}")% (${k:-0}/${n:-0}), libdw $(pct "${c:-0}" "${n:-0}")% (${c:-0}/${n:-0})"
+	fi
 done
 
 summary
