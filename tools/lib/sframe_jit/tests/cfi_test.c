@@ -2,8 +2,10 @@
 /*
  * The CFI conversion (cfi.c): the exact rows of the functions of
  * cfi_fixture.S and the reason each other FDE is left out, FDEs damaged
- * in a copy of the fixture, what the conversion refuses, the import into
- * a registry, and the cross-check against libdw (cfi_xcheck.c) on the
+ * in a copy of the fixture, what the conversion refuses, the exact rows
+ * of cfi_debug_frame.S's .debug_frame with SFRAME_JIT_CFI_F_DEBUG_FRAME
+ * and objects with .eh_frame unchanged by it, the import into a
+ * registry, and the cross-check against libdw (cfi_xcheck.c) on the
  * fixture and a few system objects.
  */
 #include <gelf.h>
@@ -74,18 +76,38 @@ static const struct fixture_func fixture_funcs[] = {
 /* The fixture's FDEs that the interpreter leaves to libdw. */
 #define FIXTURE_BY_LIBDW	1
 
+/* The functions of cfi_debug_frame.S, all in its .debug_frame. */
+static const struct fixture_func debug_frame_funcs[] = {
+	{ "dbgf_leaf", CONVERTS, 4, 1, { SP(0, 8) } },
+	{ "dbgf_fp", CONVERTS, 12, 4,
+	  { SP(0, 8), SP_FP(1, 16), FP_FP(4), SP_FP(11, 8) } },
+	{ "dbgf_sub_rsp", CONVERTS, 13, 3, { SP(0, 8), SP(4, 32), SP(12, 8) } },
+	{ "dbgf_two_exits", CONVERTS, 17, 8,
+	  { SP(0, 8), SP_FP(1, 16), SP_FP(2, 24), SP_FP(7, 16), SP(8, 8),
+	    SP_FP(9, 24), SP_FP(15, 16), SP(16, 8) } },
+};
+
 struct image {
 	char *data;
 	size_t size;
 	char path[512];
 };
 
+/* The object at @path into @im; false if it cannot be read. */
+static bool image_read_path(struct image *im, const char *path)
+{
+	snprintf(im->path, sizeof(im->path), "%s", path);
+	im->data = file_read(im->path, &im->size);
+	return im->data;
+}
+
 static void image_read(struct image *im, const char *name)
 {
-	snprintf(im->path, sizeof(im->path), "%s/%s", test_env.fixtures, name);
-	im->data = file_read(im->path, &im->size);
-	if (!im->data)
-		test_skip("cannot read %s (SFRAME_JIT_FIXTURES)", im->path);
+	char path[sizeof(im->path)];
+
+	snprintf(path, sizeof(path), "%s/%s", test_env.fixtures, name);
+	if (!image_read_path(im, path))
+		test_skip("cannot read %s (SFRAME_JIT_FIXTURES)", path);
 }
 
 static bool section_get(const struct image *im, const char *name,
@@ -203,8 +225,10 @@ static struct sframe_jit_cfi *cfi_of(const struct image *im)
 	return cfi_of_how(im, 0);
 }
 
-static void fixture_rows_expect(const struct image *im,
-				const struct sframe_jit_cfi *cfi)
+/* @nr functions of a fixture, each converted as it says or left out. */
+static void funcs_expect(const struct image *im,
+			 const struct sframe_jit_cfi *cfi,
+			 const struct fixture_func *funcs, unsigned int nr)
 {
 	const struct sframe_jit_row *rows;
 	const struct fixture_func *ff;
@@ -212,8 +236,8 @@ static void fixture_rows_expect(const struct image *im,
 	unsigned int i;
 	uint64_t addr;
 
-	for (i = 0; i < ARRAY_SIZE(fixture_funcs); i++) {
-		ff = &fixture_funcs[i];
+	for (i = 0; i < nr; i++) {
+		ff = &funcs[i];
 		addr = symbol(im, ff->name);
 		if (ff->reason != CONVERTS) {
 			if (func_at(cfi, addr, &f, &rows) >= 0)
@@ -234,6 +258,12 @@ static void fixture_rows_expect(const struct image *im,
 		if (f.nr_rows == ff->nr_rows)
 			rows_expect(ff->name, rows, ff->rows, f.nr_rows);
 	}
+}
+
+static void fixture_rows_expect(const struct image *im,
+				const struct sframe_jit_cfi *cfi)
+{
+	funcs_expect(im, cfi, fixture_funcs, ARRAY_SIZE(fixture_funcs));
 }
 
 /* The interpreter, which leaves one FDE of the fixture to libdw. */
@@ -428,6 +458,258 @@ TEST(cfi_convert_refuses_what_it_cannot_use, T_MEM)
 	sframe_jit_cfi_free(NULL);
 	free(so.data);
 	free(o.data);
+}
+
+TEST(cfi_convert_finds_no_eh_frame_in_a_debug_frame_object, T_MEM)
+{
+	struct sframe_jit_cfi *cfi = NULL;
+	struct image im;
+	GElf_Shdr shdr;
+
+	image_read(&im, "cfi_debug_frame.so");
+	/* Without either, the object would not test what it is for. */
+	ASSERT(!section_get(&im, ".eh_frame", &shdr));
+	ASSERT(section_get(&im, ".debug_frame", &shdr));
+	EXPECT_EQ(-ENOENT, sframe_jit_cfi_convert(im.data, im.size, &cfi));
+	EXPECT_EQ(-ENOENT,
+		  sframe_jit_cfi_convert_flags(im.data, im.size, 0, &cfi));
+	EXPECT(!cfi);
+	free(im.data);
+}
+
+TEST(cfi_debug_frame_flag_converts_debug_frame_to_its_exact_rows, T_MEM)
+{
+	struct sframe_jit_cfi_stats st;
+	struct sframe_jit_cfi *cfi = NULL;
+	struct image im;
+	int n;
+
+	image_read(&im, "cfi_debug_frame.so");
+	n = sframe_jit_cfi_convert_flags(im.data, im.size,
+					 SFRAME_JIT_CFI_F_DEBUG_FRAME, &cfi);
+	ASSERT_EQ(ARRAY_SIZE(debug_frame_funcs), n);
+	ASSERT(cfi);
+	EXPECT_EQ(n, sframe_jit_cfi_nr_funcs(cfi));
+	funcs_expect(&im, cfi, debug_frame_funcs,
+		     ARRAY_SIZE(debug_frame_funcs));
+	stats_get(cfi, &st);
+	EXPECT_EQ(n, st.nr_fdes);
+	EXPECT_EQ(n, st.nr_converted);
+	/*
+	 * By the interpreter: the public flag is not the internal bit of
+	 * the same value, which would hand every FDE to libdw.
+	 */
+	EXPECT_EQ(0, sframe_jit__cfi_nr_by_libdw(cfi));
+	sframe_jit_cfi_free(cfi);
+	free(im.data);
+}
+
+/* libdw, the reference, agrees with the rows written for the fixture. */
+TEST(cfi_debug_frame_fixture_converts_to_the_same_rows_by_libdw, T_MEM)
+{
+	struct sframe_jit_cfi *cfi;
+	struct image im;
+
+	image_read(&im, "cfi_debug_frame.so");
+	cfi = cfi_of_how(&im, SFRAME_JIT__CFI_DEBUG_FRAME |
+			      SFRAME_JIT__CFI_LIBDW);
+	EXPECT_EQ(ARRAY_SIZE(debug_frame_funcs), sframe_jit_cfi_nr_funcs(cfi));
+	funcs_expect(&im, cfi, debug_frame_funcs,
+		     ARRAY_SIZE(debug_frame_funcs));
+	EXPECT_EQ(ARRAY_SIZE(debug_frame_funcs),
+		  sframe_jit__cfi_nr_by_libdw(cfi));
+	sframe_jit_cfi_free(cfi);
+	free(im.data);
+}
+
+/*
+ * Two conversions of one object: the same counts, functions and rows.
+ * Only the first function that differs is reported: in libc a broken
+ * conversion would differ at thousands.
+ */
+static void cfi_same(const char *what, const struct sframe_jit_cfi *want,
+		     const struct sframe_jit_cfi *got)
+{
+	const struct sframe_jit_row *rw, *rg;
+	struct sframe_jit_cfi_stats sw, sg;
+	struct sframe_jit_func fw, fg;
+	uint32_t i, r, n;
+
+	stats_get(want, &sw);
+	stats_get(got, &sg);
+	EXPECT_EQ(sw.nr_fdes, sg.nr_fdes);
+	EXPECT_EQ(sw.nr_converted, sg.nr_converted);
+	EXPECT(!memcmp(sw.nr_unsupported, sg.nr_unsupported,
+		       sizeof(sw.nr_unsupported)));
+	EXPECT_EQ(sw.nr_rows, sg.nr_rows);
+	EXPECT_EQ(sw.nr_shared_rows, sg.nr_shared_rows);
+	n = sframe_jit_cfi_nr_funcs(want);
+	EXPECT_EQ(n, sframe_jit_cfi_nr_funcs(got));
+	if (n != sframe_jit_cfi_nr_funcs(got))
+		return;
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, sframe_jit_cfi_func(want, i, &fw, &rw));
+		ASSERT_EQ(0, sframe_jit_cfi_func(got, i, &fg, &rg));
+		if (fw.start != fg.start || fw.size != fg.size ||
+		    fw.nr_rows != fg.nr_rows || fw.stub_size != fg.stub_size) {
+			test_fail(__FILE__, __LINE__,
+				  "%s: function %u at %#llx size %u rows %u stub %u, want %#llx size %u rows %u stub %u",
+				  what, i, (unsigned long long)fg.start,
+				  fg.size, fg.nr_rows, fg.stub_size,
+				  (unsigned long long)fw.start, fw.size,
+				  fw.nr_rows, fw.stub_size);
+			return;
+		}
+		for (r = 0; r < fw.nr_rows && row_eq(&rg[r], &rw[r]); r++)
+			;
+		if (r < fw.nr_rows) {
+			rows_expect(what, rg, rw, fw.nr_rows);
+			return;
+		}
+	}
+}
+
+/*
+ * @im converted by sframe_jit_cfi_convert_flags() with no flag and with
+ * SFRAME_JIT_CFI_F_DEBUG_FRAME, each compared with
+ * sframe_jit_cfi_convert()'s table; the flagged table is returned.
+ */
+static struct sframe_jit_cfi *flags_same(const struct image *im)
+{
+	static const unsigned int flags[] = { 0, SFRAME_JIT_CFI_F_DEBUG_FRAME };
+	struct sframe_jit_cfi *want = NULL, *got = NULL;
+	unsigned int i;
+	char what[600];
+	int n;
+
+	n = sframe_jit_cfi_convert(im->data, im->size, &want);
+	ASSERT(n > 0 && want);
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		snprintf(what, sizeof(what), "%s, flags %#x", im->path,
+			 flags[i]);
+		sframe_jit_cfi_free(got);
+		got = NULL;
+		EXPECT_EQ(n, sframe_jit_cfi_convert_flags(im->data, im->size,
+							  flags[i], &got));
+		ASSERT(got);
+		cfi_same(what, want, got);
+	}
+	sframe_jit_cfi_free(want);
+	return got;
+}
+
+/*
+ * An object with .eh_frame is converted from it alone, flag or not:
+ * cfi_both_frames.so's .debug_frame describes functions its .eh_frame
+ * does not, which must stay out.
+ */
+TEST(cfi_debug_frame_flag_leaves_an_object_with_eh_frame_as_it_is, T_MEM)
+{
+	const struct sframe_jit_row *rows;
+	struct sframe_jit_cfi *cfi;
+	struct sframe_jit_func f;
+	struct image im;
+	GElf_Shdr shdr;
+	unsigned int i;
+
+	image_read(&im, "cfi_fixture.so");
+	cfi = flags_same(&im);
+	fixture_rows_expect(&im, cfi);
+	sframe_jit_cfi_free(cfi);
+	free(im.data);
+
+	image_read(&im, "cfi_both_frames.so");
+	ASSERT(section_get(&im, ".eh_frame", &shdr));
+	ASSERT(section_get(&im, ".debug_frame", &shdr));
+	cfi = flags_same(&im);
+	fixture_rows_expect(&im, cfi);
+	for (i = 0; i < ARRAY_SIZE(debug_frame_funcs); i++)
+		if (func_at(cfi, symbol(&im, debug_frame_funcs[i].name), &f,
+			    &rows) >= 0)
+			test_fail(__FILE__, __LINE__,
+				  "%s converted from .debug_frame",
+				  debug_frame_funcs[i].name);
+	sframe_jit_cfi_free(cfi);
+	free(im.data);
+
+	if (!image_read_path(&im, "/usr/lib/x86_64-linux-gnu/libc.so.6")) {
+		test_log("no %s: not compared", im.path);
+		return;
+	}
+	sframe_jit_cfi_free(flags_same(&im));
+	free(im.data);
+}
+
+TEST(cfi_convert_flags_refuses_what_cfi_convert_refuses, T_MEM)
+{
+	const unsigned int flag = SFRAME_JIT_CFI_F_DEBUG_FRAME;
+	struct sframe_jit_cfi *cfi = NULL;
+	struct image so, o;
+	GElf_Shdr shstr;
+	char *p;
+
+	image_read(&so, "cfi_debug_frame.so");
+	image_read(&o, "cfi_debug_frame.o");
+	EXPECT_EQ(-EINVAL,
+		  sframe_jit_cfi_convert_flags(NULL, so.size, flag, &cfi));
+	EXPECT_EQ(-EINVAL,
+		  sframe_jit_cfi_convert_flags(so.data, so.size, flag, NULL));
+	EXPECT_EQ(-ENOEXEC,
+		  sframe_jit_cfi_convert_flags("not an object", 14, flag, &cfi));
+	/* Its .debug_frame's FDEs all start at 0 until relocated. */
+	EXPECT_EQ(-EOPNOTSUPP,
+		  sframe_jit_cfi_convert_flags(o.data, o.size, flag, &cfi));
+	EXPECT(!cfi);
+
+	/* Neither section: no CFI to take. */
+	ASSERT(section_get(&so, ".shstrtab", &shstr));
+	p = memmem(so.data + shstr.sh_offset, shstr.sh_size, ".debug_frame",
+		   sizeof(".debug_frame"));
+	ASSERT(p);
+	p[1] = 'D';
+	EXPECT_EQ(-ENOENT,
+		  sframe_jit_cfi_convert_flags(so.data, so.size, flag, &cfi));
+	EXPECT(!cfi);
+	free(so.data);
+	free(o.data);
+}
+
+/*
+ * Bits the call does not know are refused whatever the object, before
+ * it is read; 0x2 and 0x4 are the internal SFRAME_JIT__CFI_* bits, which
+ * must not be reachable through the public flags.
+ */
+TEST(cfi_convert_flags_refuses_unknown_flags_and_leaves_cfip_alone, T_MEM)
+{
+	static const unsigned int bad[] = {
+		0x2, 0x4, 0x80000000, SFRAME_JIT_CFI_F_DEBUG_FRAME | 0x2, ~0u,
+	};
+	static const char *const names[] = {
+		"cfi_debug_frame.so", "cfi_fixture.so",
+	};
+	static char not_a_table;
+	struct sframe_jit_cfi *const untouched = (void *)&not_a_table;
+	struct sframe_jit_cfi *cfi;
+	unsigned int i, j;
+	struct image im;
+	int err;
+
+	for (j = 0; j < ARRAY_SIZE(names); j++) {
+		image_read(&im, names[j]);
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			cfi = untouched;
+			err = sframe_jit_cfi_convert_flags(im.data, im.size,
+							   bad[i], &cfi);
+			if (err == -EINVAL && cfi == untouched)
+				continue;
+			test_fail(__FILE__, __LINE__,
+				  "%s, flags %#x: %d, table %s, want %d, untouched",
+				  names[j], bad[i], err,
+				  cfi == untouched ? "untouched" : "set",
+				  -EINVAL);
+		}
+		free(im.data);
+	}
 }
 
 TEST(cfi_import_adds_every_function_at_the_load_bias, T_BOTH)
