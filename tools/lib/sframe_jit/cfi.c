@@ -413,6 +413,28 @@ int sframe_jit_cfi_convert(const void *image, size_t size,
 }
 
 /**
+ * sframe_jit_cfi_convert_flags() - sframe_jit_cfi_convert(), with flags
+ * @image: as for sframe_jit_cfi_convert().
+ * @size: bytes at @image.
+ * @flags: SFRAME_JIT_CFI_F_* bits.
+ * @cfip: as for sframe_jit_cfi_convert().
+ *
+ * Return: as sframe_jit_cfi_convert(); -EINVAL for an unknown flag.
+ */
+int sframe_jit_cfi_convert_flags(const void *image, size_t size,
+				 unsigned int flags,
+				 struct sframe_jit_cfi **cfip)
+{
+	unsigned int how = 0;
+
+	if (flags & ~SFRAME_JIT_CFI_F_DEBUG_FRAME)
+		return -EINVAL;
+	if (flags & SFRAME_JIT_CFI_F_DEBUG_FRAME)
+		how |= SFRAME_JIT__CFI_DEBUG_FRAME;
+	return sframe_jit__cfi_convert(image, size, how, cfip);
+}
+
+/**
  * sframe_jit__cfi_outcomes() - what became of each FDE
  * @cfi: a table converted with SFRAME_JIT__CFI_OUTCOMES.
  * @nrp: set to the number of FDEs.

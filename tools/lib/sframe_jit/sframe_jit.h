@@ -603,6 +603,24 @@ struct sframe_jit_cfi;
 SFRAME_JIT_API int sframe_jit_cfi_convert(const void *image, size_t size,
 					  struct sframe_jit_cfi **cfip);
 
+/* Read .debug_frame where the object has no .eh_frame. */
+#define SFRAME_JIT_CFI_F_DEBUG_FRAME	0x1
+
+/**
+ * sframe_jit_cfi_convert_flags() - convert CFI, with options
+ * @image: as for sframe_jit_cfi_convert().
+ * @size: bytes at @image.
+ * @flags: SFRAME_JIT_CFI_F_* bits: with SFRAME_JIT_CFI_F_DEBUG_FRAME, an
+ *	object without .eh_frame is converted from its .debug_frame, as
+ *	the in-memory objects of the GDB JIT interface (QEMU's TCG) have it.
+ * @cfip: as for sframe_jit_cfi_convert().
+ *
+ * Return: as sframe_jit_cfi_convert(); -EINVAL for an unknown flag.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_convert_flags(const void *image, size_t size,
+						unsigned int flags,
+						struct sframe_jit_cfi **cfip);
+
 /**
  * sframe_jit_cfi_free() - free a converted table
  * @cfi: the table, or NULL.
