@@ -163,6 +163,23 @@ static void map_count(struct agent_stats *st, const struct agent_table *t,
 	}
 }
 
+/*
+ * A file that defines the GDB JIT interface: its list is read now, and
+ * again each time the process calls __jit_debug_register_code().
+ */
+static void map_jit(struct agent_proc *p, const struct agent_table *t,
+		    const struct agent_map *m, struct agent_stats *st)
+{
+	uint64_t bias, start, end;
+
+	if (p->jit_desc || !map_segment(t, m, &bias, &start, &end))
+		return;
+	p->jit_desc = bias + t->jit_desc;
+	if (t->jit_reg)
+		agent_uprobe_add(p->pid, m, t, t->jit_reg);
+	agent_jit_walk(p, st);
+}
+
 /**
  * agent_map_add() - give one executable mapping of a process its table
  * @p: the process.
@@ -185,6 +202,8 @@ int agent_map_add(struct agent_proc *p, const struct agent_map *m,
 		return 0;
 	}
 	st->maps++;
+	if (t && t->jit_desc)
+		map_jit(p, t, m, st);
 	if (!t || t->kind == AGENT_TABLE_FAILED) {
 		st->failed++;
 		return 0;

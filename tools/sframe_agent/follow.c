@@ -21,32 +21,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sframe_agent.h"
 
-/* Pages of each buffer's data: 64 KiB of records between two reads. */
-#define FOLLOW_DATA_PAGES	16
-
-struct follow_cpu {
-	int fd;
-	struct perf_event_mmap_page *page;
-	size_t size;		/* data bytes */
-};
-
 struct agent_follow {
-	struct follow_cpu *cpu;
+	struct agent_ring *cpu;
 	int nr;
-	pid_t pid;
-	char rec[65536 + 8];	/* a record that wraps, put together */
 };
 
-static int follow_event(pid_t pid, int cpu)
+static int follow_cpu_open(struct agent_ring *r, pid_t pid, int cpu)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_DUMMY,
 		.mmap = 1,
 		.mmap2 = 1,
@@ -58,27 +45,8 @@ static int follow_event(pid_t pid, int cpu)
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};
-	long fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1,
-			  PERF_FLAG_FD_CLOEXEC);
 
-	return fd < 0 ? -errno : (int)fd;
-}
-
-static int follow_cpu_open(struct follow_cpu *c, pid_t pid, int cpu)
-{
-	size_t page = sysconf(_SC_PAGESIZE);
-
-	c->fd = follow_event(pid, cpu);
-	if (c->fd < 0)
-		return c->fd;
-	c->size = FOLLOW_DATA_PAGES * page;
-	c->page = mmap(NULL, page + c->size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, c->fd, 0);
-	if (c->page == MAP_FAILED) {
-		close(c->fd);
-		return -errno;
-	}
-	return 0;
+	return agent_ring_open(r, &attr, pid, cpu);
 }
 
 /**
@@ -102,15 +70,14 @@ int agent_follow_open(pid_t pid, struct agent_follow **fp)
 	f->cpu = calloc(n, sizeof(*f->cpu));
 	if (!f->cpu)
 		goto nomem;
-	f->pid = pid;
 	for (i = 0; i < n; i++) {
-		err = follow_cpu_open(&f->cpu[i], pid, i);
+		err = follow_cpu_open(&f->cpu[f->nr], pid, i);
 		/* A CPU that is offline has no events. */
 		if (err == -ENODEV)
 			continue;
 		if (err)
 			break;
-		f->cpu[f->nr++] = f->cpu[i];
+		f->nr++;
 	}
 	if (!err && f->nr) {
 		*fp = f;
@@ -172,8 +139,9 @@ static void follow_mmap2(const char *rec, struct agent_stats *st)
 		agent_map_add(p, &m, st);
 }
 
-static void follow_record(const char *rec, struct agent_stats *st)
+static void follow_record(const char *rec, void *arg)
 {
+	struct agent_stats *st = arg;
 	const struct perf_event_header *h = (const void *)rec;
 	const __u32 *pid = (const void *)(h + 1);
 
@@ -195,39 +163,6 @@ static void follow_record(const char *rec, struct agent_stats *st)
 	}
 }
 
-/* The records of one buffer, from its tail to its head. */
-static void follow_cpu_read(struct agent_follow *f, struct follow_cpu *c,
-			    struct agent_stats *st)
-{
-	const char *data = (const char *)c->page + c->page->data_offset;
-	__u64 head = __atomic_load_n(&c->page->data_head, __ATOMIC_ACQUIRE);
-	__u64 tail = c->page->data_tail;
-	const struct perf_event_header *h;
-	size_t off, first;
-
-	while (tail < head) {
-		off = tail % c->size;
-		h = (const void *)(data + off);
-		if (h->size < sizeof(*h))
-			break;
-		/*
-		 * Records are 8-byte aligned in a buffer of whole pages, so
-		 * a header never wraps; the rest of a record may.
-		 */
-		if (off + h->size > c->size) {
-			first = c->size - off;
-			memcpy(f->rec, data + off, first);
-			memcpy(f->rec + first, data, h->size - first);
-		} else {
-			memcpy(f->rec, data + off, h->size);
-		}
-		f->rec[h->size] = '\0';
-		tail += h->size;
-		follow_record(f->rec, st);
-	}
-	__atomic_store_n(&c->page->data_tail, head, __ATOMIC_RELEASE);
-}
-
 /**
  * agent_follow_read() - act on every record that arrived
  * @f: the follower.
@@ -238,7 +173,7 @@ void agent_follow_read(struct agent_follow *f, struct agent_stats *st)
 	int i;
 
 	for (i = 0; i < f->nr; i++)
-		follow_cpu_read(f, &f->cpu[i], st);
+		agent_ring_read(&f->cpu[i], follow_record, st);
 }
 
 /**
@@ -247,15 +182,12 @@ void agent_follow_read(struct agent_follow *f, struct agent_stats *st)
  */
 void agent_follow_close(struct agent_follow *f)
 {
-	size_t page = sysconf(_SC_PAGESIZE);
 	int i;
 
 	if (!f)
 		return;
-	for (i = 0; i < f->nr; i++) {
-		munmap(f->cpu[i].page, page + f->cpu[i].size);
-		close(f->cpu[i].fd);
-	}
+	for (i = 0; i < f->nr; i++)
+		agent_ring_close(&f->cpu[i]);
 	free(f->cpu);
 	free(f);
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <gelf.h>
 #include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -128,6 +129,8 @@ static void summary(const struct agent_stats *st)
 	fprintf(stderr, "%lu failed; %lu rows, ", st->failed, st->rows);
 	fprintf(stderr, "%lu bytes of tables handed over; ", st->bytes);
 	fprintf(stderr, "%lu FDEs left to frame pointers; ", st->left);
+	fprintf(stderr, "%lu JIT objects registered, %lu without tables; ",
+		st->jit_objs, st->jit_none);
 	fprintf(stderr, "cache: %lu loaded, %lu stored, %lu stale, ",
 		agent_cache_stats.hits, agent_cache_stats.stored,
 		agent_cache_stats.stale);
@@ -245,7 +248,8 @@ static int run_fds(const struct run *r, struct pollfd *pfd)
 	int fds[MAX_POLL], n = 0, i, k;
 
 	for (i = 0; i < r->nr_f; i++)
-		n += agent_follow_fds(r->f[i], fds + n, MAX_POLL / 2 - n);
+		n += agent_follow_fds(r->f[i], fds + n, MAX_POLL / 4 - n);
+	n += agent_uprobe_fds(fds + n, MAX_POLL / 2 - n);
 	for (i = 0; i < r->nr_pidfd; i++)
 		if (r->pidfd[i] >= 0)
 			fds[n++] = r->pidfd[i];
@@ -284,6 +288,7 @@ static void run_loop(struct run *r, struct agent_stats *st)
 		poll(pfd, n, 200);
 		for (i = 0; i < r->nr_f; i++)
 			agent_follow_read(r->f[i], st);
+		agent_uprobe_read(st);
 		if (run_done(r))
 			break;
 		if (interrupted)
@@ -461,6 +466,8 @@ int main(int argc, char **argv)
 		agent_log(0, "this kernel lacks process_sframe_register(2)\n");
 		return 1;
 	}
+	elf_version(EV_CURRENT);
+	agent_uprobes_on = !once;
 	if (cache)
 		cache_setup(cache_dir, cache_size);
 	signal(SIGINT, on_signal);
@@ -474,6 +481,7 @@ int main(int argc, char **argv)
 	/* After COMMAND, its shell may be back: a word only if asked. */
 	if (!cmd || agent_verbose)
 		summary(&st);
+	agent_uprobes_close();
 	agent_procs_free();
 	agent_tables_free();
 	free(pids.pid);

@@ -57,6 +57,17 @@ struct agent_proc *agent_proc_get(pid_t pid, int *err)
 }
 
 /**
+ * agent_proc_find() - the state of a process, if the agent has one
+ * @pid: the process.
+ *
+ * Return: the state, or NULL.
+ */
+struct agent_proc *agent_proc_find(pid_t pid)
+{
+	return *proc_slot(pid);
+}
+
+/**
  * agent_proc_exec() - a process exec'd: its registrations went with its mm
  * @pid: the process.
  */
@@ -64,8 +75,10 @@ void agent_proc_exec(pid_t pid)
 {
 	struct agent_proc *p = *proc_slot(pid);
 
-	if (p)
+	if (p) {
 		p->nr = 0;
+		agent_jit_forget(p);
+	}
 }
 
 /**
@@ -80,6 +93,7 @@ void agent_proc_exit(pid_t pid)
 		return;
 	*slot = p->next;
 	close(p->pidfd);
+	agent_jit_forget(p);
 	free(p->range);
 	free(p);
 }

@@ -80,6 +80,8 @@ struct agent_table {
 	uint64_t nr_funcs;
 	uint64_t nr_rows;
 	uint64_t nr_left;	/* FDEs left to frame pointers */
+	uint64_t jit_desc;	/* the GDB JIT interface's descriptor, or 0 */
+	uint64_t jit_reg;	/* its __jit_debug_register_code() */
 	struct agent_table *next;
 };
 
@@ -125,6 +127,8 @@ struct agent_stats {
 	unsigned long rows;
 	unsigned long left;		/* FDEs left to frame pointers */
 	unsigned long bytes;		/* section bytes handed to the kernel */
+	unsigned long jit_objs;		/* JIT objects given a table */
+	unsigned long jit_none;		/* JIT objects without usable CFI */
 };
 
 /* A process the agent gave tables to, and the ranges it registered. */
@@ -133,12 +137,25 @@ struct agent_range {
 	uint64_t end;
 };
 
+/* An object of a process's GDB JIT interface list, and its range. */
+struct agent_jit_obj {
+	uint64_t addr;
+	uint64_t size;
+	uint64_t start;
+	uint64_t end;		/* 0: nothing registered for it */
+	bool seen;
+};
+
 struct agent_proc {
 	pid_t pid;
 	int pidfd;
 	struct agent_range *range;
 	size_t nr;
 	size_t cap;
+	uint64_t jit_desc;	/* its __jit_debug_descriptor, or 0 */
+	struct agent_jit_obj *jit;
+	size_t nr_jit;
+	size_t cap_jit;
 	struct agent_proc *next;
 };
 
@@ -155,6 +172,23 @@ int agent_attach(pid_t pid, struct agent_stats *st);
 int agent_map_add(struct agent_proc *p, const struct agent_map *m,
 		  struct agent_stats *st);
 
+/* A perf event's ring buffer (ring.c). */
+struct perf_event_attr;
+struct perf_event_mmap_page;
+
+struct agent_ring {
+	int fd;
+	struct perf_event_mmap_page *page;
+	size_t size;		/* data bytes */
+	char rec[65536 + 8];	/* a record that wraps, put together */
+};
+
+int agent_ring_open(struct agent_ring *r, struct perf_event_attr *attr,
+		    pid_t pid, int cpu);
+void agent_ring_read(struct agent_ring *r,
+		     void (*fn)(const char *rec, void *arg), void *arg);
+void agent_ring_close(struct agent_ring *r);
+
 /*
  * Following processes: their mmap, exec and exit through perf's
  * side-band records; @pid -1 for every process.
@@ -168,6 +202,19 @@ void agent_follow_close(struct agent_follow *f);
 
 int agent_exec(char **argv, pid_t *pidp);
 int agent_start_run(pid_t pid, struct agent_stats *st);
+
+/* The GDB JIT interface, read from outside (gdbjit.c). */
+struct agent_proc *agent_proc_find(pid_t pid);
+void agent_jit_walk(struct agent_proc *p, struct agent_stats *st);
+void agent_jit_forget(struct agent_proc *p);
+
+/* Uprobes on the functions a debugger breaks on (uprobe.c). */
+int agent_uprobe_add(pid_t pid, const struct agent_map *m,
+		     const struct agent_table *t, uint64_t vaddr);
+int agent_uprobe_fds(int *fds, int max);
+void agent_uprobe_read(struct agent_stats *st);
+void agent_uprobes_close(void);
+extern bool agent_uprobes_on;
 
 extern int agent_verbose;
 

@@ -59,6 +59,36 @@ static void table_build_id(struct agent_table *t, const void *image,
 	}
 }
 
+/* The values of the GDB JIT interface's two symbols, if it defines them. */
+static void table_jit_syms(struct agent_table *t, Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	const char *name;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB))
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = d ? sh.sh_size / sh.sh_entsize : 0;
+		for (i = 0; i < n && gelf_getsym(d, i, &sym); i++) {
+			if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || strncmp(name, "__jit_debug_", 12))
+				continue;
+			if (!strcmp(name + 12, "descriptor"))
+				t->jit_desc = sym.st_value;
+			else if (!strcmp(name + 12, "register_code"))
+				t->jit_reg = sym.st_value;
+		}
+	}
+}
+
 /*
  * The executable segments, the .sframe segment if any and the build ID,
  * from the program headers of the image.
@@ -98,6 +128,8 @@ static int table_phdrs(struct agent_table *t, const void *image, size_t size,
 		};
 	}
 	err = t->nr_seg ? 0 : -ENOEXEC;
+	if (!err)
+		table_jit_syms(t, e);
 out:
 	elf_end(e);
 	return err;

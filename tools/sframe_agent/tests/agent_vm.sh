@@ -17,7 +17,14 @@
 #    one copy the second process still gets every table;
 #  - errors: no such process, and a caller that may not attach.
 #
+#  - a JIT that announces its code through the GDB JIT interface by
+#    calling __jit_debug_register_code() in its own executable: its
+#    code's samples reach main, whether it registered the code before
+#    the agent attached or after (through the agent's uprobe);
+#
 #   agent_vm.sh AGENT PERF
+#
+# The JIT test's programs are in tests/ beside AGENT.
 #
 # Ends with "N passed, N failed".
 set -uo pipefail
@@ -100,9 +107,9 @@ for w in py xz; do
 		leaf='/liblzma\.so[.0-9]*$' exe='/xz$' what="xz (liblzma)"
 	fi
 	start $w
-	ag -v --once -p "$pid" 2> "$tmp/$w-agent.log"
+	ag -v --once -p "$pid" 2> "$tmp/$w.agent"
 	result $? "sframe-agent --once -p attaches to a running $what"
-	sed 's/^/# /' "$tmp/$w-agent.log"
+	sed 's/^/# /' "$tmp/$w.agent"
 	record $w-agent "$pid" || result 1 "perf record -p of $what"
 	wait "$pid"
 	start $w
@@ -111,6 +118,48 @@ for w in py xz; do
 	check $w-agent "$leaf" "$exe" "$what, attached, --call-graph=sframe" high
 	check $w-plain "$leaf" "$exe" "$what, no agent, --call-graph=sframe" low
 done
+
+# The GDB JIT interface, called directly: registered after the attach
+# (the uprobe), before it (the first walk), and with no agent.  The JIT
+# runs for longer than its test needs, and is stopped after the record.
+# Its code is anonymous memory, which perf names //anon, or by a
+# /tmp/perf-PID.map another process may have left.
+jit=$(dirname "$agent")/tests
+jitleaf='^(//anon|/tmp/perf-[0-9]+\.map|\[unknown\])$'
+jitrun() {
+	"$jit/gdbjit_direct" "$jit/jit_blob" "$1" 30 > /dev/null &
+	pid=$!
+}
+jitrun 1500
+sleep 0.5
+ag -v -p "$pid" 2> "$tmp/jit-after.agent" &
+apid=$!
+sleep 2.5
+record jit-after "$pid" || result 1 "perf record -p of the JIT"
+kill "$pid"
+wait "$pid"
+wait "$apid"
+sed 's/^/# /' "$tmp/jit-after.agent"
+[ "$(summary_field "$tmp/jit-after.agent" "JIT objects registered")" = 1 ]
+result $? "a JIT object announced after the attach is registered"
+jitrun 0
+sleep 0.5
+ag --once -p "$pid" 2> "$tmp/jit-before.agent"
+record jit-before "$pid" || result 1 "perf record -p of the JIT"
+kill "$pid"
+wait "$pid"
+[ "$(summary_field "$tmp/jit-before.agent" "JIT objects registered")" = 1 ]
+result $? "a JIT object announced before the attach is registered"
+jitrun 0
+sleep 0.5
+record jit-plain "$pid" || result 1 "perf record -p of the JIT"
+kill "$pid"
+wait "$pid"
+check jit-after "$jitleaf" '/gdbjit_direct$' \
+	"JIT code announced after the attach" high
+check jit-before "$jitleaf" '/gdbjit_direct$' \
+	"JIT code announced before the attach" high
+check jit-plain "$jitleaf" '/gdbjit_direct$' "JIT code, no agent" low
 
 # Following: a process that loads code after the agent attached.  The
 # agent, left running with -p, registers libbz2 and Python's _bz2 module
@@ -125,14 +174,14 @@ while time.time() - t < 4:
 /usr/bin/python3 -c "$bz" &
 pid=$!
 sleep 0.5
-ag -v -p "$pid" 2> "$tmp/follow.log" &
+ag -v -p "$pid" 2> "$tmp/follow.agent" &
 apid=$!
 sleep 2.5
 record follow "$pid" || result 1 "perf record -p of python3 importing bz2"
 wait "$pid"
 wait "$apid"
 result $? "sframe-agent -p follows a process until it exits, status 0"
-sed 's/^/# /' "$tmp/follow.log"
+sed 's/^/# /' "$tmp/follow.agent"
 check follow '/libbz2\.so[.0-9]*$' "$pyexe" \
 	"libbz2, loaded after the agent attached" high
 
@@ -193,7 +242,7 @@ storm() {
 # -a: an exec storm, and processes started after the agent.
 plain_ms=$(storm)
 # Not through ag(): SIGINT must reach the agent, not a subshell.
-"$agent" --cache-dir="$tmp/cache" -a 2> "$tmp/all.log" &
+"$agent" --cache-dir="$tmp/cache" -a 2> "$tmp/all.agent" &
 apid=$!
 sleep 3
 agent_ms=$(storm)
@@ -208,8 +257,8 @@ wait "$rpid" || result 1 "perf record -p of python3 under -a"
 kill -INT "$apid"
 wait "$apid"
 result $? "sframe-agent -a ends at SIGINT with status 0"
-sed 's/^/# /' "$tmp/all.log"
-execs=$(summary_field "$tmp/all.log" execs)
+sed 's/^/# /' "$tmp/all.agent"
+execs=$(summary_field "$tmp/all.agent" execs)
 [ -n "$execs" ] && [ "$execs" -ge 202 ]
 result $? "sframe-agent -a saw every exec (at least 202: $execs)"
 check all-py "$pyexe" "$pyexe" "python3 started under -a" high
