@@ -29,7 +29,7 @@
 #include "sframe_agent.h"
 
 /* Entries of one list walked at most: a bound for a corrupt one. */
-#define JIT_MAX_ENTRIES		(1u << 20)
+#define JIT_MAX_ENTRIES		1048576u
 /* An object's image at most: the kernel takes no larger section. */
 #define JIT_MAX_IMAGE		(64ull << 20)
 

@@ -277,6 +277,12 @@ static int frames_get(struct convert *c, const GElf_Ehdr *ehdr,
 	if (ehdr->e_type != ET_EXEC && ehdr->e_type != ET_DYN)
 		return -EOPNOTSUPP;
 	scn = section_with_data(c->elf, ".eh_frame", &shdr);
+	/*
+	 * ld adds an empty .eh_frame to objects linked from code that has
+	 * none: that says nothing, and .debug_frame may.
+	 */
+	if (scn && !shdr.sh_size)
+		scn = NULL;
 	if (!scn && (c->how & SFRAME_JIT__CFI_DEBUG_FRAME)) {
 		scn = section_with_data(c->elf, ".debug_frame", &shdr);
 		c->debug_frame = true;

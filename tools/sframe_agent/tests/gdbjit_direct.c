@@ -109,7 +109,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	static struct jit_code_entry entry;
-	long (*code)(long);
+	long (*code)(long n);
 	double end;
 	size_t size;
 	char *img;

@@ -504,6 +504,29 @@ TEST(cfi_debug_frame_flag_converts_debug_frame_to_its_exact_rows, T_MEM)
 	free(im.data);
 }
 
+/*
+ * ld's default link adds an empty .eh_frame to the fixture: an object
+ * with nothing in .eh_frame is read from its .debug_frame all the same.
+ */
+TEST(cfi_debug_frame_flag_reads_past_an_empty_eh_frame, T_MEM)
+{
+	struct sframe_jit_cfi *cfi = NULL;
+	struct image im;
+	int n;
+
+	image_read(&im, "cfi_debug_frame_ld.so");
+	n = sframe_jit_cfi_convert_flags(im.data, im.size,
+					 SFRAME_JIT_CFI_F_DEBUG_FRAME, &cfi);
+	ASSERT_EQ(ARRAY_SIZE(debug_frame_funcs), n);
+	funcs_expect(&im, cfi, debug_frame_funcs,
+		     ARRAY_SIZE(debug_frame_funcs));
+	sframe_jit_cfi_free(cfi);
+	cfi = NULL;
+	EXPECT_EQ(-ENOENT, sframe_jit_cfi_convert(im.data, im.size, &cfi));
+	EXPECT(!cfi);
+	free(im.data);
+}
+
 /* libdw, the reference, agrees with the rows written for the fixture. */
 TEST(cfi_debug_frame_fixture_converts_to_the_same_rows_by_libdw, T_MEM)
 {
