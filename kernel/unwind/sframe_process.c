@@ -37,14 +37,15 @@
 #include "sframe_internal.h"
 
 /*
- * The argument, extensible as clone3(2)'s: bytes past the structure this
- * kernel knows must be zero.
+ * The arguments both calls take: no flag is defined, and the structure
+ * is extensible as clone3(2)'s, bytes past the one this kernel knows
+ * zero.
  */
 static int sframe_process_copy(struct sframe_process_setup *s,
 			       const struct sframe_process_setup __user *u,
-			       size_t usize)
+			       size_t usize, unsigned int flags)
 {
-	if (usize < SFRAME_PROCESS_SETUP_SIZE_VER0)
+	if (flags || usize < SFRAME_PROCESS_SETUP_SIZE_VER0)
 		return -EINVAL;
 	if (usize > PAGE_SIZE)
 		return -E2BIG;
@@ -113,9 +114,7 @@ SYSCALL_DEFINE4(process_sframe_register, int, pidfd,
 	struct mm_struct *mm;
 	int err;
 
-	if (flags)
-		return -EINVAL;
-	err = sframe_process_copy(&s, usetup, usize);
+	err = sframe_process_copy(&s, usetup, usize, flags);
 	if (err)
 		return err;
 	if (!sframe_process_args_ok(&s))
@@ -162,9 +161,7 @@ SYSCALL_DEFINE4(process_sframe_unregister, int, pidfd,
 	struct mm_struct *mm;
 	int err;
 
-	if (flags)
-		return -EINVAL;
-	err = sframe_process_copy(&s, usetup, usize);
+	err = sframe_process_copy(&s, usetup, usize, flags);
 	if (err)
 		return err;
 	if (s.flags || s.sframe_start || s.sframe_size || s.sframe_addr ||

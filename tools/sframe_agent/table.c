@@ -211,13 +211,25 @@ static void table_make(struct agent_table *t, const void *image, size_t size,
 		  (unsigned long long)t->nr_funcs);
 }
 
-static struct agent_table *table_new(void)
+/*
+ * The table of identity @id, with *@made set if it is new and so still
+ * to be made; NULL without memory.
+ */
+static struct agent_table *table_of(const struct agent_file_id *id,
+				    bool *made)
 {
-	struct agent_table *t = calloc(1, sizeof(*t));
+	struct agent_table *t;
 
+	*made = false;
+	for (t = tables; t; t = t->next)
+		if (id_eq(&t->id, id))
+			return t;
+	t = calloc(1, sizeof(*t));
 	if (t) {
+		t->id = *id;
 		t->next = tables;
 		tables = t;
+		*made = true;
 	}
 	return t;
 }
@@ -236,6 +248,7 @@ struct agent_table *agent_table_get(int fd, const char *name)
 	struct agent_table *t;
 	struct stat st;
 	void *image;
+	bool made;
 
 	if (fstat(fd, &st))
 		return NULL;
@@ -244,13 +257,9 @@ struct agent_table *agent_table_get(int fd, const char *name)
 		.mtime_ns = st.st_mtim.tv_sec * 1000000000LL +
 			    st.st_mtim.tv_nsec,
 	};
-	for (t = tables; t; t = t->next)
-		if (id_eq(&t->id, &id))
-			return t;
-	t = table_new();
-	if (!t)
-		return NULL;
-	t->id = id;
+	t = table_of(&id, &made);
+	if (!made)
+		return t;
 	image = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	if (image == MAP_FAILED) {
 		t->kind = AGENT_TABLE_FAILED;
@@ -291,15 +300,11 @@ struct agent_table *agent_table_of_image(const void *image, size_t size,
 		.size = size, .mtime_ns = (int64_t)image_hash(image, size),
 	};
 	struct agent_table *t;
+	bool made;
 
-	for (t = tables; t; t = t->next)
-		if (id_eq(&t->id, &id))
-			return t;
-	t = table_new();
-	if (!t)
-		return NULL;
-	t->id = id;
-	table_make(t, image, size, name);
+	t = table_of(&id, &made);
+	if (made)
+		table_make(t, image, size, name);
 	return t;
 }
 

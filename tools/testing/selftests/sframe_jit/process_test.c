@@ -448,29 +448,16 @@ TEST_F(process, past_the_callers_pinned_limit_ENOMEM)
 
 /*
  * Where this program's text is in its file: its address less its file
- * offset, from /proc/self/maps.
+ * offset.
  */
 static bool text_file_delta(unsigned long addr, unsigned long *delta)
 {
-	unsigned long start, end, off;
-	char *line = NULL;
-	size_t len = 0;
-	bool found = false;
-	FILE *f;
+	struct maps_entry e;
 
-	f = fopen("/proc/self/maps", "r");
-	if (!f)
+	if (!maps_lookup(addr, &e))
 		return false;
-	while (!found && getline(&line, &len, f) > 0) {
-		if (sscanf(line, "%lx-%lx %*s %lx", &start, &end, &off) != 3 ||
-		    addr < start || addr >= end)
-			continue;
-		*delta = start - off;
-		found = true;
-	}
-	free(line);
-	fclose(f);
-	return found;
+	*delta = e.start - e.offset;
+	return true;
 }
 
 /*

@@ -371,6 +371,7 @@ static inline char *arena_reserve(size_t pages)
 struct maps_entry {
 	unsigned long start;
 	unsigned long end;
+	unsigned long offset;
 	char perms[8];
 	char name[256];
 };
@@ -387,17 +388,18 @@ static inline bool maps_lookup(unsigned long addr, struct maps_entry *e)
 	if (!f)
 		return false;
 	while (!found && getline(&line, &len, f) > 0) {
-		unsigned long start, end;
+		unsigned long start, end, offset;
 		char perms[8];
 		int name = 0;
 
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n",
-			   &start, &end, perms, &name) < 3)
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n",
+			   &start, &end, perms, &offset, &name) < 4)
 			continue;
 		if (addr < start || addr >= end)
 			continue;
 		e->start = start;
 		e->end = end;
+		e->offset = offset;
 		memcpy(e->perms, perms, sizeof(e->perms));
 		snprintf(e->name, sizeof(e->name), "%s",
 			 name ? line + name : "");
