@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Check the syzkaller description of sframe_jit_open(2),
-sframe_register(2) and sframe_unregister(2) against the uapi headers, so
-that the two cannot drift apart.
+sframe_register(2), sframe_unregister(2), process_sframe_register(2) and
+process_sframe_unregister(2) against the uapi headers, so that the two
+cannot drift apart.
 
     mk/syz-check.py [--header H] [--jit-header J] [--desc D] [--const C]
                     [--sframe-h S]
@@ -191,7 +192,8 @@ def our_syscalls():
     x86 = re.search(r"^diff --git a/arch/x86/entry/syscalls/syscall_64\.tbl"
                     r".*?(?=^diff --git |\Z)", patch, re.M | re.S)
     calls = dict((m.group(2), int(m.group(1))) for m in re.finditer(
-        r"^\+(\d+)\s+common\s+(sframe_\w+)\s", x86.group(0) if x86 else "",
+        r"^\+(\d+)\s+common\s+((?:process_)?sframe_\w+)\s",
+        x86.group(0) if x86 else "",
         re.M))
     if not calls:
         raise SystemExit("syz-check: no sframe_* line in the x86_64 table "
@@ -216,7 +218,10 @@ def syscall_numbers():
 # ---- the description -----------------------------------------------------
 
 INT_SIZE = {"int8": 1, "int16": 2, "int32": 4, "int64": 8, "intptr": 8,
-            "vma": 8, "vma64": 8, "ptr64": 8, "fileoff": 8, "fd": 4}
+            "vma": 8, "vma64": 8, "ptr64": 8, "fileoff": 8, "fd": 4,
+            # syzkaller's own resource, made by pidfd_open() and clone3()
+            # in its sys/linux/ descriptions.
+            "fd_pidfd": 4}
 
 # Resources of the description: name -> the type they are made of.
 RESOURCES = {}
@@ -565,8 +570,9 @@ MUTATIONS = [
      "\tsrc_fd\t\tfd_sframe_jit\n", "",
      "struct sframe_jit_args: field src_fd is missing"),
     ("a struct field the header lacks", "desc",
-     "\tsframe_size\tflags[sframe_sizes, int64]\n",
-     "\tsframe_size\tflags[sframe_sizes, int64]\n\tpad\tint64\n",
+     "\tsframe_size\tflags[sframe_sizes, int64]\n\ttext_start",
+     "\tsframe_size\tflags[sframe_sizes, int64]\n\tpad\tint64\n"
+     "\ttext_start",
      "struct sframe_setup: field pad is not in the header"),
     ("two fields swapped", "desc",
      "\tstart_off\tint32[0:4096]\n\tcfa_off\t\tint32\n",
@@ -584,8 +590,15 @@ MUTATIONS = [
      "\t__u32 map_size;", "\t__u64 map_size;",
      "struct sframe_jit_header: field map_size has size 4, the header's 8"),
     ("a loader's field grown in the header", "header",
-     "\t__u64 text_size;", "\t__u64 text_size;\n\t__u64 flags;",
+     "\t__u64 text_size;\n};\n\n#define SFRAME_SETUP_SIZE_VER0",
+     "\t__u64 text_size;\n\t__u64 flags;\n};\n\n"
+     "#define SFRAME_SETUP_SIZE_VER0",
      "struct sframe_setup: field flags is missing"),
+    ("an agent's field grown in the header", "header",
+     "\t__u64 flags;\n};\n\n#define SFRAME_PROCESS_SETUP_SIZE_VER0",
+     "\t__u64 flags;\n\t__u64 pidfd_flags;\n};\n\n"
+     "#define SFRAME_PROCESS_SETUP_SIZE_VER0",
+     "struct sframe_process_setup: field pidfd_flags is missing"),
     ("the registry image's padding wrong", "desc",
      "\theader_pad\tarray[const[0, int8], 3864]\n\tfde\t\tsframe_jit_fde\n",
      "\theader_pad\tarray[const[0, int8], 3856]\n\tfde\t\tsframe_jit_fde\n",
