@@ -25,6 +25,12 @@
 
 #include "sframe_agent.h"
 
+/*
+ * Pages of each CPU's records: 512 KiB, some 4000 mmap2 records, room
+ * for an exec storm while the agent converts a file.
+ */
+#define FOLLOW_PAGES	128
+
 struct agent_follow {
 	struct agent_ring *cpu;
 	int nr;
@@ -46,7 +52,7 @@ static int follow_cpu_open(struct agent_ring *r, pid_t pid, int cpu)
 		.exclude_hv = 1,
 	};
 
-	return agent_ring_open(r, &attr, pid, cpu);
+	return agent_ring_open(r, &attr, pid, cpu, FOLLOW_PAGES);
 }
 
 /**
@@ -154,6 +160,10 @@ static void follow_record(const char *rec, void *arg)
 			agent_proc_exec(pid[0]);
 			st->execs++;
 		}
+		break;
+	case PERF_RECORD_LOST:
+		/* id, then how many: a process may have gone without tables. */
+		st->lost += ((const __u64 *)(h + 1))[1];
 		break;
 	case PERF_RECORD_EXIT:
 		/* The thread group's leader: the process. */

@@ -121,8 +121,9 @@ static void summary(const struct agent_stats *st)
 {
 	fprintf(stderr, "sframe-agent: %lu process%s (%lu unreachable), ",
 		st->procs, st->procs == 1 ? "" : "es", st->procs_failed);
-	fprintf(stderr, "%lu execs, %lu mappings: %lu registered, ",
-		st->execs, st->maps, st->registered);
+	fprintf(stderr, "%lu execs, %lu records lost, ", st->execs, st->lost);
+	fprintf(stderr, "%lu mappings: %lu registered, ", st->maps,
+		st->registered);
 	fprintf(stderr, "%lu with a table already, ", st->own);
 	fprintf(stderr, "%lu gone before they were read, ", st->vanished);
 	fprintf(stderr, "%lu without unwind information, ", st->no_table);

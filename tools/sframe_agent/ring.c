@@ -13,20 +13,19 @@
 
 #include "sframe_agent.h"
 
-/* Pages of each buffer's data: 64 KiB of records between two reads. */
-#define RING_DATA_PAGES	16
-
 /**
  * agent_ring_open() - open an event and map its ring buffer
  * @r: the ring to set up.
  * @attr: the event.
  * @pid: the process it follows, -1 for every process.
  * @cpu: the CPU it counts on.
+ * @pages: pages of data, a power of two: what may arrive between two
+ *	reads.
  *
  * Return: 0, or a negative errno of perf_event_open(2) or mmap(2).
  */
 int agent_ring_open(struct agent_ring *r, struct perf_event_attr *attr,
-		    pid_t pid, int cpu)
+		    pid_t pid, int cpu, unsigned int pages)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
 	long fd;
@@ -37,7 +36,7 @@ int agent_ring_open(struct agent_ring *r, struct perf_event_attr *attr,
 	if (fd < 0)
 		return -errno;
 	r->fd = fd;
-	r->size = RING_DATA_PAGES * page;
+	r->size = (size_t)pages * page;
 	r->page = mmap(NULL, page + r->size, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, r->fd, 0);
 	if (r->page == MAP_FAILED) {

@@ -129,6 +129,7 @@ struct agent_stats {
 	unsigned long bytes;		/* section bytes handed to the kernel */
 	unsigned long jit_objs;		/* JIT objects given a table */
 	unsigned long jit_none;		/* JIT objects without usable CFI */
+	unsigned long lost;		/* side-band records the kernel lost */
 };
 
 /* A process the agent gave tables to, and the ranges it registered. */
@@ -184,7 +185,7 @@ struct agent_ring {
 };
 
 int agent_ring_open(struct agent_ring *r, struct perf_event_attr *attr,
-		    pid_t pid, int cpu);
+		    pid_t pid, int cpu, unsigned int pages);
 void agent_ring_read(struct agent_ring *r,
 		     void (*fn)(const char *rec, void *arg), void *arg);
 void agent_ring_close(struct agent_ring *r);

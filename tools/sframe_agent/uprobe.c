@@ -88,7 +88,8 @@ static int probe_open(struct probe *pr, const char *path, int type)
 			.sample_type = PERF_SAMPLE_TID,
 			.wakeup_events = 1,
 		};
-		err = agent_ring_open(&pr->ring[pr->nr], &attr, -1, cpu);
+		/* A hit is 16 bytes: a page holds 256 between reads. */
+		err = agent_ring_open(&pr->ring[pr->nr], &attr, -1, cpu, 1);
 		if (err == -ENODEV)
 			continue;
 		if (err)
