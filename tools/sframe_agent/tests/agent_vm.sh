@@ -55,31 +55,34 @@ ag() {
 	"$agent" --cache-dir="$tmp/cache" "$@"
 }
 
-py='import time
+# A pure-Python loop of SECONDS (its argument, 6 by default).
+py='import sys, time
 t = time.time()
-while time.time() - t < 6:
+while time.time() - t < float((sys.argv[1:] or [6])[0]):
     sum([i * i for i in range(2000)])'
 head -c 3000000 /usr/lib/x86_64-linux-gnu/libc.so.6 > "$tmp/data"
 
-# start NAME: start workload NAME in the background; its pid in $pid.
+# start NAME [SECONDS]: start workload NAME in the background; its pid
+# in $pid.
 start() {
 	case $1 in
-	py)	/usr/bin/python3 -c "$py" & ;;
+	py)	/usr/bin/python3 -c "$py" ${2:-} & ;;
 	xz)	xz -T1 -9e -c "$tmp/data" > /dev/null & ;;
 	esac
 	pid=$!
 	settle "$pid"
 }
 
-# settle PID: wait, up to 10 s, until PID's mappings stop changing:
-# past its loader, they are those its run keeps, whatever the load.
+# settle PID: wait, up to 10 s, until PID's executable mappings stop
+# changing: past its loader, they are those its run keeps, whatever the
+# load.  (Its data mappings change as long as it allocates.)
 settle() {
 	local i before after=
 
 	for i in $(seq 50); do
 		sleep 0.2
 		before=$after
-		after=$(cat "/proc/$1/maps" 2> /dev/null)
+		after=$(awk '$2 ~ /x/' "/proc/$1/maps" 2> /dev/null)
 		[ -n "$after" ] && [ "$before" = "$after" ] && return
 	done
 }
@@ -269,7 +272,8 @@ apid=$!
 sleep 3
 agent_ms=$(storm)
 echo "# 200 execs of /bin/true: $plain_ms ms alone, $agent_ms ms under sframe-agent -a"
-start py
+# Long enough for any load; stopped once recorded.
+start py 60
 pypid=$pid
 start xz
 record all-py "$pypid" &
@@ -285,7 +289,7 @@ execs=$(summary_field "$tmp/all.agent" execs)
 result $? "sframe-agent -a saw every exec (at least 202: $execs)"
 check all-py "$pyexe" "$pyexe" "python3 started under -a" high
 check all-xz '/liblzma\.so[.0-9]*$' '/xz$' "xz started under -a" high
-kill "$pid" 2> /dev/null
+kill "$pid" "$pypid" 2> /dev/null
 wait
 
 
