@@ -622,6 +622,43 @@ SFRAME_JIT_API int sframe_jit_cfi_convert_flags(const void *image, size_t size,
 						struct sframe_jit_cfi **cfip);
 
 /**
+ * sframe_jit_eh_frame_extent() - where raw .eh_frame entries end
+ * @buf: the first of .eh_frame entries that end with a zero length
+ *	word, as libgcc's __register_frame() takes them.
+ * @size: bytes readable at @buf.
+ * @extentp: set to the bytes of the entries, the terminator not counted.
+ *
+ * Reads only the length words the entries lead to, and none at or past
+ * @size: a caller that holds part of the entries (a copy out of another
+ * process) learns that it must read more.
+ *
+ * Return: 0; -EINVAL for bad arguments; -ENOENT when the first word is
+ * the terminator; -EAGAIN when no terminator is within @size;
+ * -EOPNOTSUPP for an entry of 64-bit DWARF.
+ */
+SFRAME_JIT_API int sframe_jit_eh_frame_extent(const void *buf, size_t size,
+					      size_t *extentp);
+
+/**
+ * sframe_jit_cfi_convert_eh_frame() - convert raw .eh_frame entries
+ * @buf: CIEs and FDEs with no ELF file around them, as a JIT hands them
+ *	to __register_frame(); a copy of them will do.
+ * @size: bytes at @buf.
+ * @addr: where the entries sit in the process whose code they describe:
+ *	their PC-relative pointers are decoded as if @buf were there.
+ * @cfip: as for sframe_jit_cfi_convert().
+ *
+ * As sframe_jit_cfi_convert() of an object whose only section is this
+ * .eh_frame at @addr: the functions are at the code's own addresses.
+ *
+ * Return: as sframe_jit_cfi_convert(); -EINVAL for bad arguments, an
+ * empty @buf among them.
+ */
+SFRAME_JIT_API int sframe_jit_cfi_convert_eh_frame(const void *buf,
+						   size_t size, uint64_t addr,
+						   struct sframe_jit_cfi **cfip);
+
+/**
  * sframe_jit_cfi_free() - free a converted table
  * @cfi: the table, or NULL.
  */

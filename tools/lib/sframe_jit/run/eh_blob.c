@@ -7,15 +7,11 @@
  * before it in the same section (LLVM with libunwind, and Apple).  The
  * first entry tells which: a CIE starts a section, an FDE stands alone.
  *
- * The entries are copied into the smallest ELF image that libdw reads,
- * one .eh_frame section at the address the bytes have in the process,
- * so that PC-relative pointers decode as they do in place, and converted
- * by sframe_jit_cfi_convert(): the conversion that the cross-check finds
- * equal to libdw's on every object of the system, rather than a second
- * parser of CFA programs to trust.  Documentation/sframe_jit.rst
+ * The entries are converted by the library's reading of raw .eh_frame
+ * (sframe_jit_cfi_convert_eh_frame()), which an agent outside the
+ * process uses on its copy of them too.  Documentation/sframe_jit.rst
  * ("sframe-run", "What JITs publish") gives the cost of that choice.
  */
-#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,15 +27,6 @@
 
 /* A length of all ones announces 64-bit DWARF, which libgcc lacks too. */
 #define DWARF64_LEN		0xffffffffu
-
-static const char blob_strtab[] = "\0.eh_frame\0.shstrtab";
-
-/* The image: header, section headers, their names, then the bytes. */
-struct blob_image {
-	Elf64_Ehdr ehdr;
-	Elf64_Shdr shdr[3];
-	char strtab[24];
-};
 
 /* The entries a registration names. */
 struct blob_extent {
@@ -60,22 +47,13 @@ static uint32_t word(const uint8_t *p)
 /* Entries from @p to the terminator. */
 static int section_extent(const uint8_t *p, struct blob_extent *x)
 {
-	size_t off = 0;
-	uint32_t len;
+	int err = sframe_jit_eh_frame_extent(p, BLOB_MAX, &x->size);
 
-	for (;;) {
-		len = word(p + off);
-		if (!len)
-			break;
-		if (len == DWARF64_LEN || len > BLOB_MAX - off - 4)
-			return -EOPNOTSUPP;
-		off += 4 + (size_t)len;
-	}
-	if (!off)
-		return -ENOENT;
-	x->start = p;
-	x->size = off;
-	return 0;
+	if (err == -EAGAIN)
+		return -EOPNOTSUPP;
+	if (!err)
+		x->start = p;
+	return err;
 }
 
 /*
@@ -122,49 +100,6 @@ static int blob_extent(const void *begin, struct blob_extent *x)
 	if (!word(p + 4))
 		return section_extent(p, x);
 	return lone_extent(p, x);
-}
-
-/* What libdw needs to find .eh_frame and decode it in place. */
-static void *blob_image(const struct blob_extent *x, size_t *sizep)
-{
-	size_t hdr = sizeof(struct blob_image);
-	struct blob_image *im;
-
-	im = calloc(1, hdr + x->size);
-	if (!im)
-		return NULL;
-	memcpy(im->ehdr.e_ident, ELFMAG, SELFMAG);
-	im->ehdr.e_ident[EI_CLASS] = ELFCLASS64;
-	im->ehdr.e_ident[EI_DATA] = ELFDATA2LSB;
-	im->ehdr.e_ident[EI_VERSION] = EV_CURRENT;
-	im->ehdr.e_type = ET_DYN;
-	im->ehdr.e_machine = EM_X86_64;
-	im->ehdr.e_version = EV_CURRENT;
-	im->ehdr.e_ehsize = sizeof(im->ehdr);
-	im->ehdr.e_shoff = offsetof(struct blob_image, shdr);
-	im->ehdr.e_shentsize = sizeof(im->shdr[0]);
-	im->ehdr.e_shnum = 3;
-	im->ehdr.e_shstrndx = 2;
-	im->shdr[1] = (Elf64_Shdr) {
-		.sh_name	= 1,
-		.sh_type	= SHT_PROGBITS,
-		.sh_flags	= SHF_ALLOC,
-		.sh_addr	= (uintptr_t)x->start,
-		.sh_offset	= hdr,
-		.sh_size	= x->size,
-		.sh_addralign	= 8,
-	};
-	im->shdr[2] = (Elf64_Shdr) {
-		.sh_name	= 11,
-		.sh_type	= SHT_STRTAB,
-		.sh_offset	= offsetof(struct blob_image, strtab),
-		.sh_size	= sizeof(blob_strtab),
-		.sh_addralign	= 1,
-	};
-	memcpy(im->strtab, blob_strtab, sizeof(blob_strtab));
-	memcpy((char *)im + hdr, x->start, x->size);
-	*sizep = hdr + x->size;
-	return im;
 }
 
 /* A lone FDE's function, of all those between its CIE and it. */
@@ -220,18 +155,13 @@ int sframe_run__blob_convert(const void *begin, struct sframe_jit_cfi **cfip,
 {
 	struct sframe_jit_cfi *cfi = NULL;
 	struct blob_extent x;
-	size_t size;
-	void *image;
 	int err;
 
 	err = blob_extent(begin, &x);
 	if (err)
 		return err;
-	image = blob_image(&x, &size);
-	if (!image)
-		return -ENOMEM;
-	err = sframe_jit_cfi_convert(image, size, &cfi);
-	free(image);
+	err = sframe_jit_cfi_convert_eh_frame(x.start, x.size,
+					      (uintptr_t)x.start, &cfi);
 	if (err < 0)
 		return err;
 	err = x.lone ? lone_clip(&x, cfi) : 0;
