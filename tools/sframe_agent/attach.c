@@ -176,8 +176,19 @@ static void map_jit(struct agent_proc *p, const struct agent_table *t,
 		return;
 	p->jit_desc = bias + t->jit_desc;
 	if (t->jit_reg)
-		agent_uprobe_add(p->pid, m, t, t->jit_reg);
+		agent_uprobe_add(p->pid, m, t, t->jit_reg,
+				 AGENT_PROBE_GDB_JIT);
 	agent_jit_walk(p, st);
+}
+
+/* A file with libgcc's frame registry: followed from now on. */
+static void map_frames(struct agent_proc *p, const struct agent_table *t,
+		       const struct agent_map *m, struct agent_stats *st)
+{
+	uint64_t bias, start, end;
+
+	if (map_segment(t, m, &bias, &start, &end))
+		agent_frames_attach(p, t, m, bias, st);
 }
 
 /**
@@ -204,6 +215,8 @@ int agent_map_add(struct agent_proc *p, const struct agent_map *m,
 	st->maps++;
 	if (t && t->jit_desc)
 		map_jit(p, t, m, st);
+	if (t && t->eh_reg)
+		map_frames(p, t, m, st);
 	if (!t || t->kind == AGENT_TABLE_FAILED) {
 		st->failed++;
 		return 0;

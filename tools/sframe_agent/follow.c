@@ -165,6 +165,11 @@ static void follow_record(const char *rec, void *arg)
 		/* id, then how many: a process may have gone without tables. */
 		st->lost += ((const __u64 *)(h + 1))[1];
 		break;
+	case PERF_RECORD_FORK:
+		/* pid, ppid, tid: a new process, not a thread. */
+		if (pid[0] != pid[1] && pid[0] == pid[2])
+			agent_proc_fork(pid[1], pid[0]);
+		break;
 	case PERF_RECORD_EXIT:
 		/* The thread group's leader: the process. */
 		if (pid[0] == pid[2])

@@ -22,7 +22,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <sframe_jit.h>
 
@@ -48,17 +47,6 @@ struct jit_code_entry {
 	uint64_t symfile_size;
 };
 
-static int peek(pid_t pid, uint64_t addr, void *buf, size_t size)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = size };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = size };
-
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size)
-		return -EFAULT;
-	return 0;
-}
-
 static struct agent_jit_obj *jit_find(struct agent_proc *p, uint64_t addr,
 				      uint64_t size)
 {
@@ -74,37 +62,14 @@ static struct agent_jit_obj *jit_find(struct agent_proc *p, uint64_t addr,
 static int jit_image_register(struct agent_proc *p, struct agent_jit_obj *o,
 			      const void *image, struct agent_stats *st)
 {
-	struct agent_table t = { .kind = AGENT_TABLE_CONVERTED };
-	struct sframe_jit_cfi_stats cs = { .sz = sizeof(cs) };
-	struct sframe_jit_func lo, hi;
 	struct sframe_jit_cfi *cfi;
-	uint32_t nr;
 	int err;
 
 	err = sframe_jit_cfi_convert_flags(image, o->size,
 					   SFRAME_JIT_CFI_F_DEBUG_FRAME, &cfi);
 	if (err < 0)
 		return err;
-	nr = sframe_jit_cfi_nr_funcs(cfi);
-	err = -ENOENT;
-	if (nr) {
-		sframe_jit_cfi_func(cfi, 0, &lo, NULL);
-		sframe_jit_cfi_func(cfi, nr - 1, &hi, NULL);
-		t.sframe_vaddr = lo.start & ~4095ULL;
-		err = sframe_jit_cfi_encode(cfi, t.sframe_vaddr, &t.sframe,
-					    &t.sframe_size);
-	}
-	if (!err)
-		err = agent_register(p->pidfd, &t, 0, lo.start,
-				     hi.start + hi.size);
-	if (!err) {
-		o->start = lo.start;
-		o->end = hi.start + hi.size;
-		sframe_jit_cfi_get_stats(cfi, &cs);
-		st->rows += cs.nr_rows;
-		st->bytes += t.sframe_size;
-	}
-	free(t.sframe);
+	err = agent_cfi_register(p, cfi, &o->start, &o->end, st);
 	sframe_jit_cfi_free(cfi);
 	return err;
 }
@@ -130,7 +95,7 @@ static void jit_obj_add(struct agent_proc *p, const struct jit_code_entry *e,
 	};
 	image = o->size && o->size <= JIT_MAX_IMAGE ? malloc(o->size) : NULL;
 	if (image) {
-		err = peek(p->pid, o->addr, image, o->size);
+		err = agent_peek(p->pid, o->addr, image, o->size);
 		if (!err)
 			err = jit_image_register(p, o, image, st);
 		free(image);
@@ -156,9 +121,13 @@ static void jit_sweep(struct agent_proc *p)
 			p->jit[i++].seen = false;
 			continue;
 		}
-		if (p->jit[i].end)
+		if (p->jit[i].end) {
 			agent_unregister(p->pidfd, p->jit[i].start,
 					 p->jit[i].end);
+			agent_log(2, "%d: JIT object at %#llx: removed\n",
+				  (int)p->pid,
+				  (unsigned long long)p->jit[i].start);
+		}
 		p->jit[i] = p->jit[--p->nr_jit];
 	}
 }
@@ -176,11 +145,11 @@ void agent_jit_walk(struct agent_proc *p, struct agent_stats *st)
 	uint64_t at;
 	unsigned int n;
 
-	if (!p->jit_desc || peek(p->pid, p->jit_desc, &d, sizeof(d)))
+	if (!p->jit_desc || agent_peek(p->pid, p->jit_desc, &d, sizeof(d)))
 		return;
 	for (at = d.first_entry, n = 0; at && n < JIT_MAX_ENTRIES;
 	     at = e.next_entry, n++) {
-		if (peek(p->pid, at, &e, sizeof(e)))
+		if (agent_peek(p->pid, at, &e, sizeof(e)))
 			return;
 		o = jit_find(p, e.symfile_addr, e.symfile_size);
 		if (o)

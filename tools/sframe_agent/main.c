@@ -132,6 +132,10 @@ static void summary(const struct agent_stats *st)
 	fprintf(stderr, "%lu FDEs left to frame pointers; ", st->left);
 	fprintf(stderr, "%lu JIT objects registered, %lu without tables; ",
 		st->jit_objs, st->jit_none);
+	fprintf(stderr, "%lu frames registered, %lu without tables, ",
+		st->frames, st->frames_none);
+	fprintf(stderr, "%lu removed, %lu processes' earlier ones unread; ",
+		st->frames_removed, st->frames_unread);
 	fprintf(stderr, "cache: %lu loaded, %lu stored, %lu stale, ",
 		agent_cache_stats.hits, agent_cache_stats.stored,
 		agent_cache_stats.stale);
@@ -469,6 +473,7 @@ int main(int argc, char **argv)
 	}
 	elf_version(EV_CURRENT);
 	agent_uprobes_on = !once;
+	agent_all = all;
 	if (cache)
 		cache_setup(cache_dir, cache_size);
 	signal(SIGINT, on_signal);

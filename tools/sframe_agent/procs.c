@@ -78,7 +78,49 @@ void agent_proc_exec(pid_t pid)
 	if (p) {
 		p->nr = 0;
 		agent_jit_forget(p);
+		agent_frames_forget(p);
 	}
+}
+
+/* A copy of @nr elements of @size at @src, or NULL (none, or no memory). */
+static void *dup_array(const void *src, size_t nr, size_t size, size_t *cap)
+{
+	void *d = nr ? malloc(nr * size) : NULL;
+
+	*cap = d ? nr : 0;
+	if (d)
+		memcpy(d, src, nr * size);
+	return d;
+}
+
+/**
+ * agent_proc_fork() - a process the agent knows forked
+ * @parent: the process.
+ * @child: its child, which has a copy of each of the agent's
+ *	registrations, as the kernel copies them at fork.
+ *
+ * The child is known from its fork on, with what the agent registered
+ * for the parent: a JIT in the child that takes back code the parent
+ * registered removes the child's copy.
+ */
+void agent_proc_fork(pid_t parent, pid_t child)
+{
+	struct agent_proc *p = agent_proc_find(parent), *c;
+	int err;
+
+	if (!p || agent_proc_find(child))
+		return;
+	c = agent_proc_get(child, &err);
+	if (!c)
+		return;
+	c->range = dup_array(p->range, p->nr, sizeof(*p->range), &c->cap);
+	c->nr = c->cap;
+	c->jit = dup_array(p->jit, p->nr_jit, sizeof(*p->jit), &c->cap_jit);
+	c->nr_jit = c->cap_jit;
+	c->jit_desc = p->jit_desc;
+	c->eh = dup_array(p->eh, p->nr_eh, sizeof(*p->eh), &c->cap_eh);
+	c->nr_eh = c->cap_eh;
+	c->eh_attached = p->eh_attached;
 }
 
 /**
@@ -94,6 +136,7 @@ void agent_proc_exit(pid_t pid)
 	*slot = p->next;
 	close(p->pidfd);
 	agent_jit_forget(p);
+	agent_frames_forget(p);
 	free(p->range);
 	free(p);
 }

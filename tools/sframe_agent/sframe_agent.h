@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 #include <sys/types.h>
 
 /* One executable mapping of a process, as /proc/PID/maps shows it. */
@@ -82,6 +83,9 @@ struct agent_table {
 	uint64_t nr_left;	/* FDEs left to frame pointers */
 	uint64_t jit_desc;	/* the GDB JIT interface's descriptor, or 0 */
 	uint64_t jit_reg;	/* its __jit_debug_register_code() */
+	uint64_t eh_reg;	/* libgcc's __register_frame_info_bases() */
+	uint64_t eh_dereg;	/* its __deregister_frame_info_bases() */
+	uint64_t eh_list[2];	/* its lists of registered objects, or 0 */
 	struct agent_table *next;
 };
 
@@ -89,6 +93,8 @@ struct agent_table *agent_table_get(int fd, const char *name);
 struct agent_table *agent_table_of_image(const void *image, size_t size,
 					 const char *name);
 void agent_tables_free(void);
+bool agent_table_offset(const struct agent_table *t, uint64_t vaddr,
+			uint64_t *off);
 
 /* The directory of converted tables (cache.c). */
 struct agent_cache_stats {
@@ -107,6 +113,8 @@ void agent_cache_store(const struct agent_table *t);
 
 /* The kernel's calls. */
 int agent_pidfd_open(pid_t pid);
+ssize_t agent_read(pid_t pid, uint64_t addr, void *buf, size_t size);
+int agent_peek(pid_t pid, uint64_t addr, void *buf, size_t size);
 int agent_register(int pidfd, const struct agent_table *t, uint64_t bias,
 		   uint64_t start, uint64_t end);
 int agent_unregister(int pidfd, uint64_t start, uint64_t end);
@@ -129,6 +137,10 @@ struct agent_stats {
 	unsigned long bytes;		/* section bytes handed to the kernel */
 	unsigned long jit_objs;		/* JIT objects given a table */
 	unsigned long jit_none;		/* JIT objects without usable CFI */
+	unsigned long frames;		/* libgcc registrations given a table */
+	unsigned long frames_none;	/* ... without one */
+	unsigned long frames_removed;	/* deregistrations that removed one */
+	unsigned long frames_unread;	/* processes whose earlier ones */
 	unsigned long lost;		/* side-band records the kernel lost */
 };
 
@@ -147,6 +159,13 @@ struct agent_jit_obj {
 	bool seen;
 };
 
+/* An object registered with libgcc's __register_frame_info_bases(). */
+struct agent_eh_obj {
+	uint64_t begin;		/* its .eh_frame entries */
+	uint64_t start;
+	uint64_t end;		/* 0: nothing registered for it */
+};
+
 struct agent_proc {
 	pid_t pid;
 	int pidfd;
@@ -157,11 +176,16 @@ struct agent_proc {
 	struct agent_jit_obj *jit;
 	size_t nr_jit;
 	size_t cap_jit;
+	bool eh_attached;	/* its libgcc's registry is followed */
+	struct agent_eh_obj *eh;
+	size_t nr_eh;
+	size_t cap_eh;
 	struct agent_proc *next;
 };
 
 struct agent_proc *agent_proc_get(pid_t pid, int *err);
 void agent_proc_exec(pid_t pid);
+void agent_proc_fork(pid_t parent, pid_t child);
 void agent_proc_exit(pid_t pid);
 bool agent_proc_has(const struct agent_proc *p, uint64_t start, uint64_t end);
 int agent_proc_add(struct agent_proc *p, uint64_t start, uint64_t end);
@@ -209,13 +233,44 @@ struct agent_proc *agent_proc_find(pid_t pid);
 void agent_jit_walk(struct agent_proc *p, struct agent_stats *st);
 void agent_jit_forget(struct agent_proc *p);
 
-/* Uprobes on the functions a debugger breaks on (uprobe.c). */
+/* A JIT's converted table, registered (cfi.c). */
+struct sframe_jit_cfi;
+
+int agent_cfi_register(struct agent_proc *p, const struct sframe_jit_cfi *cfi,
+		       uint64_t *startp, uint64_t *endp, struct agent_stats *st);
+
+/* libgcc's frame registry, read from outside (frames.c). */
+
+void agent_frames_lists(struct agent_table *t, Elf *e, const void *image,
+			size_t size, uint64_t fn_size);
+void agent_frames_attach(struct agent_proc *p, const struct agent_table *t,
+			 const struct agent_map *m, uint64_t bias,
+			 struct agent_stats *st);
+void agent_frames_add(struct agent_proc *p, uint64_t begin,
+		      struct agent_stats *st);
+void agent_frames_remove(struct agent_proc *p, uint64_t begin,
+			 struct agent_stats *st);
+void agent_frames_forget(struct agent_proc *p);
+
+/*
+ * Uprobes on the functions a debugger breaks on (uprobe.c): what a hit
+ * on each means.
+ */
+enum agent_probe_kind {
+	AGENT_PROBE_GDB_JIT,		/* the GDB JIT list changed */
+	AGENT_PROBE_FRAME_REG,		/* libgcc: entries registered */
+	AGENT_PROBE_FRAME_DEREG,	/* libgcc: entries deregistered */
+};
+
 int agent_uprobe_add(pid_t pid, const struct agent_map *m,
-		     const struct agent_table *t, uint64_t vaddr);
+		     const struct agent_table *t, uint64_t vaddr,
+		     enum agent_probe_kind kind);
 int agent_uprobe_fds(int *fds, int max);
 void agent_uprobe_read(struct agent_stats *st);
 void agent_uprobes_close(void);
 extern bool agent_uprobes_on;
+/* Every process is followed (-a): a hit from a new one adds it. */
+extern bool agent_all;
 
 extern int agent_verbose;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The kernel's calls: pidfd_open(2), process_sframe_register(2) and
- * process_sframe_unregister(2).  The numbers of the last two are
+ * The kernel's calls: pidfd_open(2), process_vm_readv(2),
+ * process_sframe_register(2) and process_sframe_unregister(2).  The numbers of the last two are
  * provisional, so they are used only where the kernel shows that it
  * has the sframe calls (kernel.sframe_max_registrations exists): on
  * another kernel they may name other calls.
@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <linux/sframe.h>
@@ -56,6 +57,41 @@ int agent_pidfd_open(pid_t pid)
 	long fd = syscall(SYS_pidfd_open, pid, 0);
 
 	return fd < 0 ? -errno : (int)fd;
+}
+
+/**
+ * agent_read() - read a process's memory
+ * @pid: the process.
+ * @addr: the first byte, in the process.
+ * @buf: where the bytes go.
+ * @size: how many to read at most.
+ *
+ * A read that meets memory the process has not mapped stops there.
+ *
+ * Return: the bytes read, or a negative errno of process_vm_readv(2).
+ */
+ssize_t agent_read(pid_t pid, uint64_t addr, void *buf, size_t size)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = size };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = size };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return n < 0 ? -errno : n;
+}
+
+/**
+ * agent_peek() - read a process's memory, all of it
+ * @pid: the process.
+ * @addr: the first byte, in the process.
+ * @buf: where the bytes go.
+ * @size: how many.
+ *
+ * Return: 0, or -EFAULT when not all @size bytes could be read.
+ */
+int agent_peek(pid_t pid, uint64_t addr, void *buf, size_t size)
+{
+	return agent_read(pid, addr, buf, size) == (ssize_t)size ? 0 : -EFAULT;
 }
 
 /**

@@ -59,9 +59,30 @@ static void table_build_id(struct agent_table *t, const void *image,
 	}
 }
 
-/* The values of the GDB JIT interface's two symbols, if it defines them. */
-static void table_jit_syms(struct agent_table *t, Elf *e)
+/* One symbol a debugger would look for, if it is one. */
+static void table_sym(struct agent_table *t, const char *name,
+		      const GElf_Sym *sym, uint64_t *dereg_size)
 {
+	if (!strcmp(name, "__jit_debug_descriptor")) {
+		t->jit_desc = sym->st_value;
+	} else if (!strcmp(name, "__jit_debug_register_code")) {
+		t->jit_reg = sym->st_value;
+	} else if (!strcmp(name, "__register_frame_info_bases")) {
+		t->eh_reg = sym->st_value;
+	} else if (!strcmp(name, "__deregister_frame_info_bases")) {
+		t->eh_dereg = sym->st_value;
+		*dereg_size = sym->st_size;
+	}
+}
+
+/*
+ * The GDB JIT interface's two symbols and libgcc's frame registration
+ * functions, if the file defines them.
+ */
+static void table_syms(struct agent_table *t, Elf *e, const void *image,
+		       size_t size)
+{
+	uint64_t dereg_size = 0;
 	Elf_Scn *scn = NULL;
 	const char *name;
 	GElf_Shdr sh;
@@ -79,13 +100,15 @@ static void table_jit_syms(struct agent_table *t, Elf *e)
 			if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || strncmp(name, "__jit_debug_", 12))
-				continue;
-			if (!strcmp(name + 12, "descriptor"))
-				t->jit_desc = sym.st_value;
-			else if (!strcmp(name + 12, "register_code"))
-				t->jit_reg = sym.st_value;
+			if (name && name[0] == '_' && name[1] == '_')
+				table_sym(t, name, &sym, &dereg_size);
 		}
+	}
+	if (t->eh_reg && t->eh_dereg) {
+		agent_frames_lists(t, e, image, size, dereg_size);
+	} else {
+		t->eh_reg = 0;
+		t->eh_dereg = 0;
 	}
 }
 
@@ -129,7 +152,7 @@ static int table_phdrs(struct agent_table *t, const void *image, size_t size,
 	}
 	err = t->nr_seg ? 0 : -ENOEXEC;
 	if (!err)
-		table_jit_syms(t, e);
+		table_syms(t, e, image, size);
 out:
 	elf_end(e);
 	return err;
@@ -306,6 +329,30 @@ struct agent_table *agent_table_of_image(const void *image, size_t size,
 	if (made)
 		table_make(t, image, size, name);
 	return t;
+}
+
+/**
+ * agent_table_offset() - the file offset of an address of a file's code
+ * @t: the file's table, with its executable segments.
+ * @vaddr: the address, in the file's layout.
+ * @off: set to its offset in the file.
+ *
+ * Return: true if @vaddr is in one of @t's executable segments.
+ */
+bool agent_table_offset(const struct agent_table *t, uint64_t vaddr,
+			uint64_t *off)
+{
+	const struct agent_segment *s;
+	unsigned int i;
+
+	for (i = 0; i < t->nr_seg; i++) {
+		s = &t->seg[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->memsz) {
+			*off = vaddr - s->vaddr + s->offset;
+			return true;
+		}
+	}
+	return false;
 }
 
 /**

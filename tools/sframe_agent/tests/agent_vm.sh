@@ -18,9 +18,12 @@
 #  - errors: no such process, and a caller that may not attach.
 #
 #  - a JIT that announces its code through the GDB JIT interface by
-#    calling __jit_debug_register_code() in its own executable: its
-#    code's samples reach main, whether it registered the code before
-#    the agent attached or after (through the agent's uprobe);
+#    calling __jit_debug_register_code() in its own executable, and one
+#    that hands its .eh_frame to libgcc's __register_frame(): their
+#    code's samples reach main, whether they registered the code before
+#    the agent attached (read from the GDB list, and from libgcc's
+#    lists) or after (through the agent's uprobes); the deregistration
+#    removes the table;
 #
 #   agent_vm.sh AGENT PERF
 #
@@ -140,47 +143,69 @@ for w in py xz; do
 	check $w-plain "$leaf" "$exe" "$what, no agent, --call-graph=sframe" low
 done
 
-# The GDB JIT interface, called directly: registered after the attach
-# (the uprobe), before it (the first walk), and with no agent.  The JIT
-# runs for longer than its test needs, and is stopped after the record.
-# Its code is anonymous memory, which perf names //anon, or by a
-# /tmp/perf-PID.map another process may have left.
+# The GDB JIT interface, called directly, and libgcc's __register_frame():
+# registered after the attach (the uprobe), before it (the first walk),
+# and with no agent.  The JIT runs for longer than its test needs, takes
+# its code back, and waits to be stopped.  Its code is anonymous memory,
+# which perf names //anon, or by a /tmp/perf-PID.map another process may
+# have left.
 jit=$(dirname "$agent")/tests
 jitleaf='^(//anon|/tmp/perf-[0-9]+\.map|\[unknown\])$'
+# jitrun gdb|frame DELAY_MS SECONDS: the JIT, its output in $tmp/jit.out.
 jitrun() {
-	"$jit/gdbjit_direct" "$jit/jit_blob" "$1" 30 > /dev/null &
+	"$jit/jit_direct" "$1" "$jit/jit_blob" "$2" "$3" > "$tmp/jit.out" &
 	pid=$!
+	settle "$pid"
 }
-jitrun 1500
-settle "$pid"
-ag -v -p "$pid" 2> "$tmp/jit-after.agent" &
-apid=$!
-sleep 2.5
-record jit-after "$pid" || result 1 "perf record -p of the JIT"
-kill "$pid"
-wait "$pid"
-wait "$apid"
-sed 's/^/# /' "$tmp/jit-after.agent"
-[ "$(summary_field "$tmp/jit-after.agent" "JIT objects registered")" = 1 ]
-result $? "a JIT object announced after the attach is registered"
-jitrun 0
-settle "$pid"
-ag --once -p "$pid" 2> "$tmp/jit-before.agent"
-record jit-before "$pid" || result 1 "perf record -p of the JIT"
-kill "$pid"
-wait "$pid"
-[ "$(summary_field "$tmp/jit-before.agent" "JIT objects registered")" = 1 ]
-result $? "a JIT object announced before the attach is registered"
-jitrun 0
-settle "$pid"
+# withdrawn LOG: wait, up to 20 s, until the JIT took its code back and
+# the agent, logging to LOG, removed its table.
+withdrawn() {
+	local i
+
+	for i in $(seq 100); do
+		grep -q withdrawn "$tmp/jit.out" && grep -q "$2" "$1" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+for how in gdb frame; do
+	if [ $how = gdb ]; then
+		what="GDB JIT interface" field="JIT objects registered"
+		gone='JIT object .*: removed'
+	else
+		what="__register_frame()" field="frames registered"
+		gone='frame 0x5a0002000: removed'
+	fi
+	jitrun $how 1500 6
+	ag -v -v -p "$pid" 2> "$tmp/$how-after.agent" &
+	apid=$!
+	sleep 2.5
+	record $how-after "$pid" || result 1 "perf record -p of the JIT"
+	withdrawn "$tmp/$how-after.agent" "$gone"
+	result $? "$what: code taken back is unregistered"
+	kill "$pid"
+	wait "$pid"
+	wait "$apid"
+	grep -v ': registered$' "$tmp/$how-after.agent" | sed 's/^/# /'
+	[ "$(summary_field "$tmp/$how-after.agent" "$field")" = 1 ]
+	result $? "$what: code announced after the attach is registered"
+	jitrun $how 0 30
+	ag --once -p "$pid" 2> "$tmp/$how-before.agent"
+	record $how-before "$pid" || result 1 "perf record -p of the JIT"
+	kill "$pid"
+	wait "$pid"
+	[ "$(summary_field "$tmp/$how-before.agent" "$field")" = 1 ]
+	result $? "$what: code announced before the attach is registered"
+	check $how-after "$jitleaf" '/jit_direct$' \
+		"$what, code announced after the attach" high
+	check $how-before "$jitleaf" '/jit_direct$' \
+		"$what, code announced before the attach" high
+done
+jitrun gdb 0 30
 record jit-plain "$pid" || result 1 "perf record -p of the JIT"
 kill "$pid"
 wait "$pid"
-check jit-after "$jitleaf" '/gdbjit_direct$' \
-	"JIT code announced after the attach" high
-check jit-before "$jitleaf" '/gdbjit_direct$' \
-	"JIT code announced before the attach" high
-check jit-plain "$jitleaf" '/gdbjit_direct$' "JIT code, no agent" low
+check jit-plain "$jitleaf" '/jit_direct$' "JIT code, no agent" low
 
 # Following: a process that loads code after the agent attached.  The
 # agent, left running with -p, registers libbz2 and Python's _bz2 module

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The code gdbjit_direct "generates": linked on its own at a fixed
+ * The code jit_direct "generates": linked on its own at a fixed
  * address, without frame pointers, with the .eh_frame that describes
- * it there.  gdbjit_direct copies its executable segment to that
- * address and hands the whole file to the GDB JIT interface as the
- * object describing it, as a JIT that emits ELF does.  The code touches
- * no data of its own: only its executable segment is placed.
+ * it there.  jit_direct copies its segments to those addresses and
+ * hands the whole file to the GDB JIT interface as the object
+ * describing it, as a JIT that emits ELF does, or the .eh_frame to
+ * __register_frame(), as LLVM's JITs do.  The code touches no data of
+ * its own.
  */
 
 __attribute__((noinline)) long blob_leaf(long n)

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libgcc's frame registry, read from outside the process.  LLVM's MCJIT
+ * and ORC (lli, PostgreSQL's llvmjit) hand each object's .eh_frame to
+ * __register_frame(), which reaches __register_frame_info_bases(), and
+ * take it back through __deregister_frame_info_bases(), so that C++
+ * exceptions unwind through JIT code.  Both get a uprobe (uprobe.c) that
+ * records the first argument, the entries' address: a registration is
+ * read with process_vm_readv(), converted and registered, a
+ * deregistration unregisters.  The JIT does not wait: its code runs
+ * without its table until the agent has read the hit.
+ *
+ * What was registered before the agent came is in libgcc's two lists,
+ * static variables no symbol names.  The only code that reads them
+ * both, __deregister_frame_info_bases(), gives them away: its first two
+ * loads from .bss are the lists' heads (libgcc 12, Debian 12's).  Each
+ * object is checked against the layout of that libgcc's struct object
+ * before it is believed: an object not yet looked at holds the values
+ * __register_frame_info_bases() gave it, a sorted one points back at its
+ * entries.  A libgcc whose code or objects do not match (GCC 13 keeps
+ * its registrations in a b-tree) gives no lists: objects it registered
+ * before the attach are left to frame pointers, and counted, and those
+ * after are followed all the same.
+ *
+ * Policies, as sframe-run's defaults: a deregistration unregisters, so
+ * that code at reused addresses never meets old rows (only the agent's
+ * delay in reading the hit); a registration at entries the agent holds
+ * already replaces what it held.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sframe_jit.h>
+
+#include "sframe_agent.h"
+
+/* Bytes of __deregister_frame_info_bases() read for its loads at most. */
+#define FN_SCAN			512
+/* Objects of one list walked at most: a bound for a corrupt one. */
+#define LIST_MAX		65536
+/* Entries read at most: the kernel takes no larger section. */
+#define ENTRIES_MAX		(64u << 20)
+/* The first read of entries; each further one reads four times more. */
+#define ENTRIES_FIRST		4096
+
+/* libgcc 12's struct object (unwind-dw2-fde.h), on x86-64. */
+struct gcc_object {
+	uint64_t pc_begin;
+	uint64_t tbase;
+	uint64_t dbase;
+	uint64_t u;		/* the entries, or a struct fde_vector */
+	uint64_t s;		/* bit 0 sorted, bit 1 from_array */
+	uint64_t next;
+};
+
+#define GCC_S_SORTED		0x1ULL
+#define GCC_S_FROM_ARRAY	0x2ULL
+/* What __register_frame_info_bases() stores: encoding DW_EH_PE_omit. */
+#define GCC_S_UNSEEN		(0xffULL << 3)
+#define GCC_PC_UNSEEN		(~0ULL)
+
+/* The range of @e's .bss: what its writable segments hold past file. */
+static bool bss_range(Elf *e, uint64_t *lo, uint64_t *hi)
+{
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf_getphdrnum(e, &n))
+		return false;
+	for (i = 0; i < n && gelf_getphdr(e, i, &ph); i++) {
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_W) ||
+		    ph.p_memsz <= ph.p_filesz)
+			continue;
+		*lo = ph.p_vaddr + ph.p_filesz;
+		*hi = ph.p_vaddr + ph.p_memsz;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A load "mov disp32(%rip), %reg64" at @c: REX.W (and R), 8B, ModRM
+ * with mod 0 and r/m 5.  Its target in *@to.
+ */
+static bool rip_load(const uint8_t *c, uint64_t at, uint64_t *to)
+{
+	int32_t disp;
+
+	if ((c[0] & 0xfb) != 0x48 || c[1] != 0x8b || (c[2] & 0xc7) != 0x05)
+		return false;
+	memcpy(&disp, c + 3, sizeof(disp));
+	*to = at + 7 + (int64_t)disp;
+	return true;
+}
+
+/**
+ * agent_frames_lists() - find libgcc's lists of registered objects
+ * @t: the table of a file that defines __deregister_frame_info_bases(),
+ *	whose @eh_dereg is set; @eh_list set here, if they are found.
+ * @e: the file.
+ * @image: its bytes.
+ * @size: how many.
+ * @fn_size: the function's size, from its symbol.
+ */
+void agent_frames_lists(struct agent_table *t, Elf *e, const void *image,
+			size_t size, uint64_t fn_size)
+{
+	uint64_t off, lo, hi, to;
+	const uint8_t *c;
+	unsigned int n = 0;
+	size_t i;
+
+	if (!agent_table_offset(t, t->eh_dereg, &off) || off >= size ||
+	    !bss_range(e, &lo, &hi))
+		return;
+	if (fn_size > FN_SCAN)
+		fn_size = FN_SCAN;
+	if (fn_size > size - off)
+		fn_size = size - off;
+	c = (const uint8_t *)image + off;
+	for (i = 0; i + 7 <= fn_size && n < 2; i++) {
+		if (!rip_load(c + i, t->eh_dereg + i, &to) || to < lo ||
+		    to + 8 > hi || (to & 7))
+			continue;
+		if (n && t->eh_list[0] == to)
+			continue;
+		t->eh_list[n++] = to;
+	}
+	if (n < 2)
+		t->eh_list[0] = 0;
+}
+
+static struct agent_eh_obj *eh_find(struct agent_proc *p, uint64_t begin)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_eh; i++)
+		if (p->eh[i].begin == begin)
+			return &p->eh[i];
+	return NULL;
+}
+
+static struct agent_eh_obj *eh_new(struct agent_proc *p, uint64_t begin)
+{
+	struct agent_eh_obj *n;
+
+	if (p->nr_eh == p->cap_eh) {
+		n = realloc(p->eh, (p->cap_eh * 2 + 8) * sizeof(*n));
+		if (!n)
+			return NULL;
+		p->eh = n;
+		p->cap_eh = p->cap_eh * 2 + 8;
+	}
+	n = &p->eh[p->nr_eh++];
+	*n = (struct agent_eh_obj){ .begin = begin };
+	return n;
+}
+
+/*
+ * The entries at @begin, copied out of the process up to their
+ * terminator: read a page, then four times more as long as the entries
+ * go on.
+ */
+static int entries_read(pid_t pid, uint64_t begin, void **bufp, size_t *lenp)
+{
+	size_t want = ENTRIES_FIRST;
+	void *buf = NULL, *n;
+	ssize_t got;
+	int err;
+
+	for (;;) {
+		n = realloc(buf, want);
+		if (!n) {
+			err = -ENOMEM;
+			break;
+		}
+		buf = n;
+		got = agent_read(pid, begin, buf, want);
+		if (got < 0) {
+			err = (int)got;
+			break;
+		}
+		err = sframe_jit_eh_frame_extent(buf, got, lenp);
+		if (err != -EAGAIN)
+			break;
+		/* Short of the terminator, and of mapped memory or the bound. */
+		if ((size_t)got < want || want >= ENTRIES_MAX) {
+			err = -EFAULT;
+			break;
+		}
+		want *= 4;
+	}
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*bufp = buf;
+	return 0;
+}
+
+/* Read, convert and register the entries at @begin; the range in @o. */
+static int eh_register(struct agent_proc *p, struct agent_eh_obj *o,
+		       struct agent_stats *st)
+{
+	struct sframe_jit_cfi *cfi;
+	size_t len;
+	void *buf;
+	int err;
+
+	err = entries_read(p->pid, o->begin, &buf, &len);
+	if (err)
+		return err;
+	err = sframe_jit_cfi_convert_eh_frame(buf, len, o->begin, &cfi);
+	free(buf);
+	if (err < 0)
+		return err;
+	err = agent_cfi_register(p, cfi, &o->start, &o->end, st);
+	sframe_jit_cfi_free(cfi);
+	return err;
+}
+
+static void eh_drop(struct agent_proc *p, struct agent_eh_obj *o)
+{
+	if (o->end)
+		agent_unregister(p->pidfd, o->start, o->end);
+	*o = p->eh[--p->nr_eh];
+}
+
+/**
+ * agent_frames_add() - a registration: give its code its rows
+ * @p: the process.
+ * @begin: the entries, __register_frame_info_bases()'s first argument.
+ * @st: what was done, added to.
+ */
+void agent_frames_add(struct agent_proc *p, uint64_t begin,
+		      struct agent_stats *st)
+{
+	struct agent_eh_obj *o = eh_find(p, begin);
+	int err;
+
+	if (o)
+		eh_drop(p, o);
+	o = eh_new(p, begin);
+	if (!o)
+		return;
+	err = eh_register(p, o, st);
+	if (!err) {
+		st->frames++;
+		agent_log(2, "%d: frame %#llx: registered %#llx-%#llx\n",
+			  (int)p->pid, (unsigned long long)begin,
+			  (unsigned long long)o->start,
+			  (unsigned long long)o->end);
+		return;
+	}
+	st->frames_none++;
+	agent_log(2, "%d: frame %#llx: %s\n", (int)p->pid,
+		  (unsigned long long)begin, strerror(-err));
+	/* Kept, rangeless: its deregistration is then known. */
+	o->start = 0;
+	o->end = 0;
+}
+
+/**
+ * agent_frames_remove() - a deregistration: its code loses its rows
+ * @p: the process.
+ * @begin: the entries, __deregister_frame_info_bases()'s first argument.
+ * @st: what was done, added to.
+ */
+void agent_frames_remove(struct agent_proc *p, uint64_t begin,
+			 struct agent_stats *st)
+{
+	struct agent_eh_obj *o = eh_find(p, begin);
+
+	if (!o)
+		return;
+	if (o->end)
+		st->frames_removed++;
+	agent_log(2, "%d: frame %#llx: removed\n", (int)p->pid,
+		  (unsigned long long)begin);
+	eh_drop(p, o);
+}
+
+/*
+ * The entries of one object of a list; 0 for one whose entries cannot
+ * be had (a table of FDE pointers), -EPROTO for what is no object of
+ * this libgcc.
+ */
+static int object_entries(pid_t pid, const struct gcc_object *ob,
+			  uint64_t *begin)
+{
+	*begin = 0;
+	if (ob->s & GCC_S_FROM_ARRAY)
+		return 0;
+	if (ob->s & GCC_S_SORTED)
+		return agent_peek(pid, ob->u, begin, sizeof(*begin)) ? -EPROTO : 0;
+	if (ob->pc_begin != GCC_PC_UNSEEN || ob->s != GCC_S_UNSEEN)
+		return -EPROTO;
+	*begin = ob->u;
+	return 0;
+}
+
+/* Every object of the list whose head is at @head. */
+static int list_walk(struct agent_proc *p, uint64_t head,
+		     struct agent_stats *st)
+{
+	struct gcc_object ob;
+	uint64_t at, begin;
+	unsigned int n = 0;
+	int err;
+
+	if (agent_peek(p->pid, head, &at, sizeof(at)))
+		return -EFAULT;
+	for (; at && n < LIST_MAX; at = ob.next, n++) {
+		if (agent_peek(p->pid, at, &ob, sizeof(ob)))
+			return -EPROTO;
+		err = object_entries(p->pid, &ob, &begin);
+		if (err)
+			return err;
+		if (!begin)
+			st->frames_none++;
+		else if (!eh_find(p, begin))
+			agent_frames_add(p, begin, st);
+	}
+	return 0;
+}
+
+/**
+ * agent_frames_attach() - follow a process's libgcc frame registry
+ * @p: the process.
+ * @t: the table of its libgcc, whose @eh_reg is set.
+ * @m: the mapping of that file's code.
+ * @bias: where the process loaded the file, less its own layout.
+ * @st: what was done, added to.
+ *
+ * Probes the two functions, then reads the objects registered so far:
+ * one registered in between is read twice, the second time replacing
+ * the first.
+ */
+void agent_frames_attach(struct agent_proc *p, const struct agent_table *t,
+			 const struct agent_map *m, uint64_t bias,
+			 struct agent_stats *st)
+{
+	int i, err = 0;
+
+	if (p->eh_attached)
+		return;
+	p->eh_attached = true;
+	agent_uprobe_add(p->pid, m, t, t->eh_reg, AGENT_PROBE_FRAME_REG);
+	agent_uprobe_add(p->pid, m, t, t->eh_dereg, AGENT_PROBE_FRAME_DEREG);
+	if (!t->eh_list[0]) {
+		st->frames_unread++;
+		agent_log(1, "%d: %s: its registered frames cannot be read\n",
+			  (int)p->pid, m->path);
+		return;
+	}
+	for (i = 0; i < 2 && !err; i++)
+		err = list_walk(p, bias + t->eh_list[i], st);
+	if (err) {
+		st->frames_unread++;
+		agent_log(1, "%d: %s: its registered frames: %s\n",
+			  (int)p->pid, m->path, strerror(-err));
+	}
+}
+
+/**
+ * agent_frames_forget() - drop what is known of a process's registrations
+ * @p: the process, which exec'd or exited: the kernel dropped its tables.
+ */
+void agent_frames_forget(struct agent_proc *p)
+{
+	free(p->eh);
+	p->eh = NULL;
+	p->nr_eh = 0;
+	p->cap_eh = 0;
+	p->eh_attached = false;
+}
