@@ -35,6 +35,20 @@
 # interface, whose symbol tables sframe-run writes to the backend's
 # perf map (evalexpr_N_M, the expressions' functions).
 #
+# MODE agent is the same backend given its tables from outside: the
+# postmaster is started again without sframe-run, at the kernel's
+# default budget for pinned tables, with no library preloaded and
+# without jit_debugging_support (llvmjit's objects reach the agent
+# through libgcc's __register_frame()), a session starts the query with
+# PG_AGENT_ROWS rows (default 1000000000: longer than the test),
+# and once the backend has JIT code, PG_AGENT (the sframe-agent binary)
+# attaches to it with --once -p, so that every JIT object was registered
+# before the agent came; then perf record -p takes PG_AGENT_SECONDS
+# (default 3) of it with --call-graph=sframe, and the query is
+# cancelled.  OUTDIR gets agent.log
+# (the agent's summary), agent.data, agent.script (every sample: there
+# is no perf map to name the JIT's code), agent.maps.
+#
 # Environment: PG_CLUSTER (a .tar.gz of a cluster's directory that
 # initdb made elsewhere, unpacked rather than made here: under software
 # emulation initdb takes most of a minute, and copying its thousand
@@ -77,13 +91,17 @@ case "$rows" in
 	;;
 esac
 
-# Arithmetic and CASE on every row: with inlining the operators' code is
-# part of the JIT's functions, where most of the time goes.
-query="SELECT sum(CASE WHEN g % 3 = 0 THEN g / 3 WHEN g % 5 = 1 THEN g * 2
+# query_of ROWS: arithmetic and CASE on every row: with inlining the
+# operators' code is part of the JIT's functions, where most of the time
+# goes.
+query_of() {
+	echo "SELECT sum(CASE WHEN g % 3 = 0 THEN g / 3 WHEN g % 5 = 1 THEN g * 2
 	ELSE g + 7 END),
 	count(*) FILTER (WHERE g % 7 = 3 OR g % 11 = 5),
 	max(g % 1013 * 3 + g % 17)
-FROM (SELECT generate_series(1, $rows) AS g) s"
+FROM (SELECT generate_series(1, $1) AS g) s"
+}
+query=$(query_of "$rows")
 
 # "${as_postgres[@]}" CMD...: CMD as the postgres user, with the
 # System V stand-in where the kernel lacks the real thing (set up below).
@@ -133,23 +151,35 @@ psql_() {
 		-v ON_ERROR_STOP=1 -h "$pg" -p "$port" -U postgres -d postgres "$@"
 }
 
-# start: the postmaster under sframe-run, until it takes connections.
-start() {
-	local i
+# The kernel's budget for pinned tables, per user, as the test found it.
+pinned_kb=$(cat /proc/sys/kernel/sframe_user_pinned_kb)
 
-	# Every backend converts and registers its own tables, all charged
-	# to the postgres user: more than the default 16 MiB of
-	# kernel.sframe_user_pinned_kb, which sframe-run cannot share.
-	echo 1048576 > /proc/sys/kernel/sframe_user_pinned_kb
-	SFRAME_RUN_PRELOAD=$pg/libsframe_run.so SFRAME_RUN_SYNC=1 \
-	SFRAME_RUN_VERBOSE=1 \
-		"${as_postgres[@]}" "$pg/sframe-run" "$bin/postgres" -D "$data" \
+# start [stock]: the postmaster under sframe-run, or without it, until it
+# takes connections.
+start() {
+	local i run=() opts
+
+	# The JIT's settings: a stock server's, past the costs that make
+	# it JIT a query this small.
+	opts=(-c jit=on -c jit_above_cost=0 -c jit_inline_above_cost=0
+	      -c jit_optimize_above_cost=0)
+	if [ "${1:-}" = stock ]; then
+		echo "$pinned_kb" > /proc/sys/kernel/sframe_user_pinned_kb
+	else
+		opts+=(-c shared_preload_libraries=llvmjit
+		       -c jit_debugging_support=on)
+		# Every backend converts and registers its own tables, all
+		# charged to the postgres user: more than the default 16 MiB
+		# of kernel.sframe_user_pinned_kb, which sframe-run cannot
+		# share.
+		echo 1048576 > /proc/sys/kernel/sframe_user_pinned_kb
+		run=(env SFRAME_RUN_PRELOAD=$pg/libsframe_run.so
+		     SFRAME_RUN_SYNC=1 SFRAME_RUN_VERBOSE=1 "$pg/sframe-run")
+	fi
+	"${as_postgres[@]}" "${run[@]}" "$bin/postgres" -D "$data" \
 		-k "$pg" -p "$port" -c listen_addresses= -c shared_buffers=16MB \
-		-c shared_preload_libraries=llvmjit \
-		-c jit=on -c jit_above_cost=0 -c jit_inline_above_cost=0 \
-		-c jit_optimize_above_cost=0 -c jit_debugging_support=on \
-		-c max_parallel_workers_per_gather=0 -c fsync=off \
-		> "$out/postmaster.log" 2>&1 &
+		"${opts[@]}" -c max_parallel_workers_per_gather=0 -c fsync=off \
+		>> "$out/postmaster.log" 2>&1 &
 	postmaster=$!
 	for ((i = 0; i < tries; i++)); do
 		"$bin/pg_isready" -q -h "$pg" -p "$port" -U postgres && return 0
@@ -164,6 +194,7 @@ start() {
 stop() {
 	kill -INT "$postmaster" 2> /dev/null
 	wait "$postmaster"
+	echo "$pinned_kb" > /proc/sys/kernel/sframe_user_pinned_kb
 }
 
 # backend_of APP: the pid of the backend of the session named APP.
@@ -246,6 +277,61 @@ bpftrace_profile() {
 	return "$rc"
 }
 
+# jit_code PID: wait, up to two minutes, until the backend PID has
+# anonymous executable memory: the JIT's first code.
+jit_code() {
+	local i
+
+	for ((i = 0; i < tries; i++)); do
+		awk '$2 ~ /x/ && NF == 5 { f = 1 } END { exit !f }' \
+			"/proc/$1/maps" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# agent_profile: the backend of a stock postmaster, given its tables by
+# sframe-agent while its query runs, under perf record -p.
+agent_profile() {
+	local mode=agent rows=${PG_AGENT_ROWS:-1000000000} rc=0
+
+	stop
+	start stock || return 1
+	rm -f "$out/$mode".* "$pg/$mode".*
+	mkfifo "$pg/$mode.in" || return 1
+	session_start "$mode" || return 1
+	printf 'EXPLAIN (ANALYZE, TIMING OFF) %s;\n' "$(query_of "$rows")" >&"$in"
+	exec {in}>&-
+	if ! jit_code "$pid"; then
+		echo "postgres_profile: agent: the backend has no JIT code" >&2
+		rc=1
+	elif ! "$PG_AGENT" --cache-dir="$out/agent-cache" -v --once -p "$pid" \
+		2> "$out/$mode.log"; then
+		echo "postgres_profile: agent: sframe-agent failed:" >&2
+		cat "$out/$mode.log" >&2
+		rc=1
+	elif ! "$perf" record -q --no-buildid -e cpu-clock:u -F 499 \
+		--call-graph=sframe -p "$pid" -o "$pg/$mode.data" \
+		-- sleep "${PG_AGENT_SECONDS:-3}" >> "$out/$mode.log" 2>&1; then
+		echo "postgres_profile: agent: perf record failed:" >&2
+		cat "$out/$mode.log" >&2
+		rc=1
+	fi
+	cat "/proc/$pid/maps" > "$out/$mode.maps" 2> /dev/null
+	# Recorded: the rest of the query is not needed.
+	psql_ -c "SELECT pg_cancel_backend($pid)" > /dev/null
+	wait "$sess"
+	grep -q 'canceling statement due to user request' "$out/$mode.explain" || {
+		echo "postgres_profile: agent: the query ended early:" >&2
+		cat "$out/$mode.explain" >&2
+		rc=1
+	}
+	[ "$rc" = 0 ] && "$perf" script -i "$pg/$mode.data" -F ip,sym,dso \
+		> "$out/$mode.script" 2> "$out/$mode.script.err" || rc=1
+	mv "$pg/$mode.data" "$out/$mode.data" 2> /dev/null
+	return "$rc"
+}
+
 # profile MODE: one session's backend under perf record.
 profile() {
 	local mode=$1 ctl ack reply rec rc=0
@@ -253,6 +339,10 @@ profile() {
 	case "$mode" in
 	bpftrace-fp | bpftrace-sframe)
 		bpftrace_profile "${mode#bpftrace-}"
+		return
+		;;
+	agent)
+		agent_profile
 		return
 		;;
 	esac

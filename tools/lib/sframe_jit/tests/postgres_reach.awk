@@ -5,9 +5,13 @@
 # PostgresMain and, further down, main, both postgres's.  The sample's
 # header is its first line.  A sample with no frame at all is counted:
 # perf script was given only the samples taken in the JIT's code.
+#
+# With -v anon=1, the samples are perf script -F ip,sym,dso's, with no
+# header and no perf map: those whose leaf is in anonymous memory, the
+# JIT's code in a backend, are counted.
 
-function reached(    i, pm) {
-	for (i = 3; i <= NF; i++) {
+function reached(from,    i, pm) {
+	for (i = from; i <= NF; i++) {
 		if (dso($i) !~ /\/bin\/postgres$/)
 			continue
 		if (sym($i) == "PostgresMain")
@@ -18,11 +22,20 @@ function reached(    i, pm) {
 	return 0
 }
 
+anon {
+	if (dso($1) !~ /^(\/\/anon|\[unknown\]|\/tmp\/perf-[0-9]+\.map)$/)
+		next
+	total++
+	if (reached(2))
+		pick(1)
+	next
+}
+
 {
 	if (NF >= 2 && (sym($2) !~ /^evalexpr_/ ||
 			dso($2) !~ /\/perf-[0-9]+\.map$/))
 		next
 	total++
-	if (reached())
+	if (reached(3))
 		pick(2)
 }

@@ -24,11 +24,18 @@
 # perf script reads only the samples in the JIT's code: the DWARF
 # unwinder takes most of a second a sample under software emulation.
 #
-#   postgres_vm.sh OUTPUT_DIR PERF
+# Then the same query in a stock server's backend (no sframe-run, no
+# library preloaded, the kernel's default budget for pinned tables),
+# given its tables by sframe-agent -p while the query runs, every JIT
+# object registered with libgcc before the agent came: every sample
+# whose leaf is in the JIT's code (anonymous memory: no perf map names
+# it) must reach PostgresMain and main.
+#
+#   postgres_vm.sh OUTPUT_DIR PERF [AGENT]
 #
 # OUTPUT_DIR is the library's build directory (sframe-run, and
-# test-bin/sysv_shm.so from make tests-postgres).  Ends with
-# "N passed, N failed".
+# test-bin/sysv_shm.so from make tests-postgres); AGENT is sframe-agent.
+# Ends with "N passed, N failed".
 set -uo pipefail
 
 out=$1
@@ -83,10 +90,12 @@ check() {
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
+agent=${3:-}
 modes=(sframe fp dwarf)
 command -v bpftrace > /dev/null && modes+=(bpftrace-sframe bpftrace-fp)
-PG_SCRIPT_JIT_ONLY=1 bash "$here/postgres_profile.sh" "$out" "$perf" "$tmp" \
-	"${modes[@]}"
+[ -n "$agent" ] && modes+=(agent)
+PG_AGENT=$agent PG_SCRIPT_JIT_ONLY=1 bash "$here/postgres_profile.sh" \
+	"$out" "$perf" "$tmp" "${modes[@]}"
 result $? "PostgreSQL under sframe-run: perf record in three call-graph modes, bpftrace"
 
 
@@ -187,5 +196,21 @@ for mode in sframe fp; do
 		result $? "bpftrace, sframe_user_callchains=0: at most $max_fp% do"
 	fi
 done
+
+# sframe-agent: the JIT's objects, registered before it attached, read
+# from libgcc's lists; every sample in the JIT's code reaches main.
+if [ -n "$agent" ]; then
+	sed 's/^/# /' "$tmp/agent.log"
+	n=$(sed -n 's/.* \([0-9][0-9]*\) frames registered.*/\1/p' "$tmp/agent.log")
+	[ -n "$n" ] && [ "$n" -ge 1 ]
+	result $? "sframe-agent -p: the JIT objects registered before it came get tables (${n:-0})"
+	read -r r t <<< "$(awk -v anon=1 -v path="$tmp/agent.path" \
+		-f "$here/perf_stacks.awk" -f "$here/postgres_reach.awk" \
+		"$tmp/agent.script" 2> /dev/null)"
+	echo "# sframe-agent -p, --call-graph=sframe: ${r:-0} of ${t:-0} samples in the JIT's code reach $to"
+	[ -s "$tmp/agent.path" ] && echo "# stack: $(cat "$tmp/agent.path")"
+	[ "${t:-0}" -ge "$min_samples" ] && [ "$r" = "$t" ]
+	result $? "sframe-agent -p, a stock server's backend: every sample in the JIT's code reaches $to"
+fi
 
 summary
