@@ -31,6 +31,7 @@ struct sframe_jit_cfi {
 	struct sframe_jit__rows rows;
 	uint64_t nr_func_rows;
 	uint64_t nr_fdes;
+	uint64_t nr_converted;
 	uint64_t nr_unsupported[SFRAME_JIT_CFI_MAX_REASONS];
 	uint64_t nr_by_libdw;
 	uint8_t *outcomes;
@@ -46,6 +47,7 @@ struct sframe_jit_cfi {
  */
 struct convert {
 	struct sframe_jit_cfi *cfi;
+	const struct sframe_jit__eh_frame *eh;
 	Elf *elf;
 	bool debug_frame;
 	const struct sframe_jit__dw *dw;
@@ -57,12 +59,13 @@ struct convert {
 };
 
 /*
- * The function of an FDE whose rows start at @first, which are interned
- * (and dropped if an equal sequence came before): its first_row is the
- * sequence's index until cfi_share() lays the sequences out.
+ * A function over [@start, @start + @size) whose rows start at @first,
+ * which are interned (and dropped if an equal sequence came before): its
+ * first_row is the sequence's index until cfi_share() lays the sequences
+ * out.  @stub for one whose rows repeat every @stub bytes.
  */
-static int func_push(struct convert *c, const struct sframe_jit__fde *fde,
-		     uint32_t first)
+static int func_push(struct convert *c, uint64_t start, uint64_t size,
+		     uint32_t stub, uint32_t first)
 {
 	struct sframe_jit_cfi *cfi = c->cfi;
 	uint32_t nr = cfi->rows.nr - first;
@@ -79,12 +82,53 @@ static int func_push(struct convert *c, const struct sframe_jit__fde *fde,
 		return seq;
 	cfi->nr_func_rows += nr;
 	cfi->funcs[cfi->nr_funcs++] = (struct sframe_jit__func) {
-		.start		= fde->lo,
-		.size		= fde->hi - fde->lo,
+		.start		= start,
+		.size		= size,
+		.stub_size	= stub,
 		.first_row	= seq,
 		.nr_rows	= nr,
 	};
 	return 0;
+}
+
+/* Rows of a function, appended from @first on. */
+static int rows_append(struct sframe_jit__rows *r, uint32_t first,
+		       const struct sframe_jit_row *rows, uint32_t nr)
+{
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; i < nr && !err; i++)
+		err = sframe_jit__rows_push(r, first, &rows[i]);
+	return err;
+}
+
+/*
+ * The .plt's FDE, left out for its CFA expression: PLT0, and its entries
+ * as stubs (plt.c).  SFRAME_JIT__FDE_LEFT_OUT if it is not the .plt's.
+ */
+static int plt_convert(struct convert *c, const struct sframe_jit__fde *fde)
+{
+	struct sframe_jit__rows *rows = &c->cfi->rows;
+	struct sframe_jit__plt plt;
+	uint32_t first = rows->nr;
+	int err = 0;
+
+	if (!c->eh || !sframe_jit__plt_fde(c->eh, fde, &plt))
+		return SFRAME_JIT__FDE_LEFT_OUT;
+	if (plt.nr_head) {
+		err = rows_append(rows, first, plt.head, plt.nr_head);
+		if (!err)
+			err = func_push(c, fde->lo, plt.split - fde->lo, 0,
+					first);
+		first = rows->nr;
+	}
+	if (!err)
+		err = rows_append(rows, first, plt.entry, plt.nr_entry);
+	if (!err)
+		err = func_push(c, plt.split, fde->hi - plt.split,
+				SFRAME_JIT__PLT_ENTRY, first);
+	return err ? err : SFRAME_JIT__FDE_ROWS;
 }
 
 /*
@@ -186,12 +230,26 @@ static int fde_convert(struct convert *c, const struct sframe_jit__fde *fde,
 		return ret;
 	if (ret == SFRAME_JIT__FDE_LEFT_OUT) {
 		cfi->rows.nr = first;
+		if (why == SFRAME_JIT_CFI_CFA_EXPR &&
+		    (c->how & SFRAME_JIT__CFI_PLT)) {
+			ret = plt_convert(c, fde);
+			if (ret < 0)
+				return ret;
+		}
+	} else {
+		ret = func_push(c, fde->lo, fde->hi - fde->lo, 0, first);
+		if (ret < 0)
+			return ret;
+		ret = SFRAME_JIT__FDE_ROWS;
+	}
+	if (ret == SFRAME_JIT__FDE_LEFT_OUT) {
+		cfi->rows.nr = first;
 		cfi->nr_unsupported[why]++;
-		ret = 0;
 	} else {
 		why = SFRAME_JIT__CFI_CONVERTED;
-		ret = func_push(c, fde, first);
+		cfi->nr_converted++;
 	}
+	ret = 0;
 	if (cfi->outcomes)
 		cfi->outcomes[idx] = why;
 	return ret;
@@ -312,6 +370,7 @@ static int fdes_convert(struct convert *c, struct sframe_jit__eh_frame *eh)
 		if (!c->cfi->outcomes)
 			return -ENOMEM;
 	}
+	c->eh = eh;
 	err = sframe_jit__cfa_new(eh, &c->cfa);
 	if (err)
 		return err;
@@ -433,10 +492,12 @@ int sframe_jit_cfi_convert_flags(const void *image, size_t size,
 {
 	unsigned int how = 0;
 
-	if (flags & ~SFRAME_JIT_CFI_F_DEBUG_FRAME)
+	if (flags & ~(SFRAME_JIT_CFI_F_DEBUG_FRAME | SFRAME_JIT_CFI_F_PLT))
 		return -EINVAL;
 	if (flags & SFRAME_JIT_CFI_F_DEBUG_FRAME)
 		how |= SFRAME_JIT__CFI_DEBUG_FRAME;
+	if (flags & SFRAME_JIT_CFI_F_PLT)
+		how |= SFRAME_JIT__CFI_PLT;
 	return sframe_jit__cfi_convert(image, size, how, cfip);
 }
 
@@ -499,6 +560,7 @@ int sframe_jit_cfi_func(const struct sframe_jit_cfi *cfi, uint32_t idx,
 	*func = (struct sframe_jit_func) {
 		.start		= f->start,
 		.size		= f->size,
+		.stub_size	= f->stub_size,
 		.nr_rows	= f->nr_rows,
 	};
 	if (rowsp)
@@ -539,7 +601,7 @@ int sframe_jit_cfi_get_stats(const struct sframe_jit_cfi *cfi,
 		return -EINVAL;
 	sz = stats->sz < sizeof(s) ? stats->sz : sizeof(s);
 	s.nr_fdes = cfi->nr_fdes;
-	s.nr_converted = cfi->nr_funcs;
+	s.nr_converted = cfi->nr_converted;
 	for (i = 0; i < SFRAME_JIT_CFI_MAX_REASONS; i++)
 		s.nr_unsupported[i] = cfi->nr_unsupported[i];
 	s.nr_rows = cfi->nr_func_rows;

@@ -605,6 +605,14 @@ SFRAME_JIT_API int sframe_jit_cfi_convert(const void *image, size_t size,
 
 /* Read .debug_frame where the object has no .eh_frame. */
 #define SFRAME_JIT_CFI_F_DEBUG_FRAME	0x1
+/*
+ * Convert the FDE that ld writes for an x86-64 .plt, whose entries' CFA
+ * is a DWARF expression, into PLT0's function and one of stubs: rows
+ * that repeat every 16 bytes (stub_size 16), as an SFrame PCMASK
+ * function says them.  Registries with SFRAME_JIT_F_COMPACT_RECORDS
+ * take no stubs: sframe_jit_import_cfi() of such a table into one fails.
+ */
+#define SFRAME_JIT_CFI_F_PLT		0x2
 
 /**
  * sframe_jit_cfi_convert_flags() - convert CFI, with options
@@ -612,7 +620,9 @@ SFRAME_JIT_API int sframe_jit_cfi_convert(const void *image, size_t size,
  * @size: bytes at @image.
  * @flags: SFRAME_JIT_CFI_F_* bits: with SFRAME_JIT_CFI_F_DEBUG_FRAME, an
  *	object without .eh_frame is converted from its .debug_frame, as
- *	the in-memory objects of the GDB JIT interface (QEMU's TCG) have it.
+ *	the in-memory objects of the GDB JIT interface (QEMU's TCG) have it;
+ *	with SFRAME_JIT_CFI_F_PLT, the .plt's FDE becomes two functions,
+ *	the second of stubs, and counts as converted.
  * @cfip: as for sframe_jit_cfi_convert().
  *
  * Return: as sframe_jit_cfi_convert(); -EINVAL for an unknown flag.
@@ -677,7 +687,8 @@ SFRAME_JIT_API uint32_t sframe_jit_cfi_nr_funcs(const struct sframe_jit_cfi *cfi
  * @cfi: the table.
  * @idx: its index, below sframe_jit_cfi_nr_funcs(); in address order.
  * @func: filled in with the function's address in the object's layout,
- *	its size and its number of rows (stub_size 0).
+ *	its size and its number of rows; stub_size 0, or 16 for a .plt's
+ *	stubs under SFRAME_JIT_CFI_F_PLT, whose rows are one stub's.
  * @rowsp: set to its rows, which live as long as @cfi; may be NULL.
  *
  * Return: 0; -ENOENT when @idx is out of range.

@@ -598,6 +598,28 @@ int sframe_jit__share_place(struct sframe_jit__share *s,
 #define SFRAME_JIT__FDE_LEFT_OUT	1	/* left out, for a reason */
 #define SFRAME_JIT__FDE_DEFER		2	/* for libdw to convert */
 
+/*
+ * The FDE of an x86-64 .plt, whose entries' CFA is an expression; plt.c.
+ * @split: where the entries start, in the object's layout.
+ * @head: PLT0's rows, over [the FDE's start, @split).
+ * @entry: one entry's rows, which repeat every SFRAME_JIT__PLT_ENTRY
+ *	bytes from @split to the FDE's end.
+ */
+#define SFRAME_JIT__PLT_HEAD_ROWS	8
+#define SFRAME_JIT__PLT_ENTRY		16
+
+struct sframe_jit__plt {
+	uint64_t split;
+	struct sframe_jit_row head[SFRAME_JIT__PLT_HEAD_ROWS];
+	uint32_t nr_head;
+	struct sframe_jit_row entry[2];
+	uint32_t nr_entry;
+};
+
+bool sframe_jit__plt_fde(const struct sframe_jit__eh_frame *eh,
+			 const struct sframe_jit__fde *fde,
+			 struct sframe_jit__plt *plt);
+
 /* The CFA interpreter; cfa.c */
 struct sframe_jit__cfa;
 
@@ -651,6 +673,7 @@ int sframe_jit__libdw_fde(const struct sframe_jit__dw *dw, Dwarf_CFI *cfi,
 #define SFRAME_JIT__CFI_LIBDW		0x1	/* every FDE by libdw */
 #define SFRAME_JIT__CFI_OUTCOMES	0x2	/* keep each FDE's outcome */
 #define SFRAME_JIT__CFI_DEBUG_FRAME	0x4	/* .debug_frame if no .eh_frame */
+#define SFRAME_JIT__CFI_PLT		0x8	/* the .plt's FDE as stubs */
 
 /* An FDE's outcome: a reason, or this for a function. */
 #define SFRAME_JIT__CFI_CONVERTED	0xff

@@ -22,6 +22,7 @@
 #define SFRAME_ABI_AMD64_ENDIAN_LITTLE	3
 #define SFRAME_HDR_SIZE			28
 #define SFRAME_V2_FDE_SIZE		20
+#define SFRAME_FDE_TYPE_PCMASK		1
 
 /* SFrame's CFA base register ids (the registry's are the other way). */
 #define SFRAME_BASE_REG_FP		0
@@ -113,6 +114,8 @@ static unsigned int fre_len(const struct sframe_jit_row *row,
 static int rows_check(const struct sframe_jit__func *fn,
 		      const struct sframe_jit_row *rows)
 {
+	/* A stub's rows repeat: they start within one stub. */
+	uint32_t limit = fn->stub_size ? fn->stub_size : fn->size;
 	const struct sframe_jit_row *row;
 	uint32_t r;
 
@@ -120,7 +123,7 @@ static int rows_check(const struct sframe_jit__func *fn,
 		row = &rows[r];
 		if ((row->cfa_base != SFRAME_JIT_ROW_CFA_SP &&
 		     row->cfa_base != SFRAME_JIT_ROW_CFA_FP) ||
-		    (row->flags & ~ROW_FLAGS) || row->start_off >= fn->size ||
+		    (row->flags & ~ROW_FLAGS) || row->start_off >= limit ||
 		    (r && row->start_off <= rows[r - 1].start_off))
 			return -EINVAL;
 		if (!(row->flags & SFRAME_JIT_ROW_RA_UNDEFINED) &&
@@ -160,8 +163,9 @@ static int func_measure(const struct sframe_jit__func *fn,
 	uint32_t r;
 	int err;
 
-	if (fn->stub_size)
-		return -EOPNOTSUPP;
+	/* rep_size is one byte. */
+	if (fn->stub_size > UINT8_MAX)
+		return -EINVAL;
 	if (rel < INT32_MIN || rel > INT32_MAX)
 		return -ERANGE;
 	if (!fn->size || rel < *prev_end)
@@ -235,8 +239,9 @@ static unsigned char *fre_put(unsigned char *p,
 
 /*
  * One function: its descriptor at @fde, its rows at @fre, which is
- * @fre_off into the FRE sub-section.  The FDE type is PCINC (0), and
- * rep_size and the padding stay zero.  Returns the end of its rows.
+ * @fre_off into the FRE sub-section.  The FDE type is PCINC, or PCMASK
+ * for stubs, whose rows repeat every rep_size bytes (the stub's size);
+ * the padding stays zero.  Returns the end of its rows.
  */
 static unsigned char *func_put(unsigned char *fde, unsigned char *fre,
 			       uint64_t fre_off,
@@ -252,6 +257,10 @@ static unsigned char *func_put(unsigned char *fde, unsigned char *fre,
 	put_le(fde + 8, fre_off, WIDTH_4);
 	put_le(fde + 12, fn->nr_rows, WIDTH_4);
 	fde[16] = width;
+	if (fn->stub_size) {
+		fde[16] |= SFRAME_FDE_TYPE_PCMASK << 4;
+		fde[17] = fn->stub_size;
+	}
 	for (r = 0; r < fn->nr_rows; r++)
 		fre = fre_put(fre, &rows[r], width);
 	return fre;
@@ -259,8 +268,8 @@ static unsigned char *func_put(unsigned char *fde, unsigned char *fre,
 
 /**
  * sframe_jit__sframe_encode() - sframe_jit_cfi_encode() of functions
- * @funcs: the functions, in address order and apart, PCINC only
- *	(stub_size 0); each one's rows start at @rows[first_row].
+ * @funcs: the functions, in address order and apart; each one's rows
+ *	start at @rows[first_row], within a stub for stubs.
  * @nr_funcs: their number.
  * @rows: the rows of all of them, which they may share.
  * @sframe_vaddr: as for sframe_jit_cfi_encode().
@@ -272,8 +281,8 @@ static unsigned char *func_put(unsigned char *fde, unsigned char *fre,
  *
  * Return: as sframe_jit_cfi_encode(); -EINVAL also for functions out of
  * order or overlapping, of size 0, or with rows the kernel refuses
- * (unknown base or flags, starts not increasing or past the function);
- * -EOPNOTSUPP also for stubs.
+ * (unknown base or flags, starts not increasing or past the function,
+ * or past the stub), or stubs of more than 255 bytes.
  */
 int sframe_jit__sframe_encode(const struct sframe_jit__func *funcs,
 			      uint32_t nr_funcs,

@@ -705,7 +705,7 @@ TEST(cfi_convert_flags_refuses_what_cfi_convert_refuses, T_MEM)
 TEST(cfi_convert_flags_refuses_unknown_flags_and_leaves_cfip_alone, T_MEM)
 {
 	static const unsigned int bad[] = {
-		0x2, 0x4, 0x80000000, SFRAME_JIT_CFI_F_DEBUG_FRAME | 0x2, ~0u,
+		0x4, 0x8, 0x80000000, SFRAME_JIT_CFI_F_DEBUG_FRAME | 0x4, ~0u,
 	};
 	static const char *const names[] = {
 		"cfi_debug_frame.so", "cfi_fixture.so",

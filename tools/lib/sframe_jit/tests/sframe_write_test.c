@@ -526,6 +526,56 @@ TEST(sframe_encode_of_a_hand_built_table_gives_the_specified_bytes, T_MEM)
 	free(buf);
 }
 
+/*
+ * Stubs, as a PLT's entries: a PCMASK descriptor whose rep_size is the
+ * stub's size, and rows within one stub, which read back as stubs.
+ */
+TEST(sframe_encode_of_stubs_gives_a_pcmask_descriptor, T_MEM)
+{
+	static const struct sframe_jit_row rows[] = {
+		SP(0, 16), SP(6, 24), SP(0, 8), SP(11, 16),
+	};
+	struct sframe_jit__func funcs[2];
+	uint64_t base = arena(0x40000);
+	const unsigned char *fde;
+	struct sframe_jit_row got[4];
+	struct sframe_jit_func f;
+	struct sframe_jit *reg;
+	size_t size;
+	void *buf;
+
+	funcs[0] = (struct sframe_jit__func) {
+		.start = base, .size = 16, .first_row = 0, .nr_rows = 2,
+	};
+	funcs[1] = (struct sframe_jit__func) {
+		.start = base + 16, .size = 0x60, .stub_size = 16,
+		.first_row = 2, .nr_rows = 2,
+	};
+	ASSERT_EQ(sframe_jit__sframe_encode(funcs, 2, rows, base, &buf,
+					    &size), 0);
+	fde = (const unsigned char *)buf + 28;
+	/* PCINC, 1-byte starts; then PCMASK (bit 4), rep_size 16. */
+	EXPECT_EQ(fde[16], 0x00);
+	EXPECT_EQ(fde[17], 0);
+	EXPECT_EQ(fde[20 + 16], 0x10);
+	EXPECT_EQ(fde[20 + 17], 16);
+
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .flags = SFRAME_JIT_F_NO_KERNEL);
+	ASSERT_EQ(sframe_jit_create(base, base + 0x1000, &opts, &reg), 0);
+	ASSERT_EQ(sframe_jit_import_sframe(reg, buf, size, base), 2);
+	/* The third stub's twelfth byte: its second row. */
+	ASSERT_EQ(sframe_jit_find(reg, base + 16 + 2 * 16 + 11, &f, got, 4),
+		  0);
+	EXPECT_EQ(f.start, base + 16);
+	EXPECT_EQ(f.size, 0x60);
+	EXPECT_EQ(f.stub_size, 16);
+	ASSERT_EQ(f.nr_rows, 2);
+	EXPECT_EQ(got[1].start_off, 11);
+	EXPECT_EQ(got[1].cfa_off, 16);
+	sframe_jit_destroy(reg);
+	free(buf);
+}
+
 TEST(sframe_encode_of_no_function_is_a_bare_header, T_MEM)
 {
 	struct want w = { 0 };
@@ -549,7 +599,8 @@ enum spoil {
 	SPOIL_NOTHING,
 	SPOIL_OUTERMOST,	/* an outermost row's fields mean nothing */
 	SPOIL_RA,
-	SPOIL_STUBS,
+	SPOIL_STUB_ROWS,	/* a stub's row starts past the stub */
+	SPOIL_STUB_SIZE,	/* rep_size is one byte */
 	SPOIL_BASE,
 	SPOIL_FLAGS,
 	SPOIL_ORDER,
@@ -566,7 +617,8 @@ static const struct {
 	{ SPOIL_NOTHING, 0 },
 	{ SPOIL_OUTERMOST, 0 },
 	{ SPOIL_RA, -EOPNOTSUPP },
-	{ SPOIL_STUBS, -EOPNOTSUPP },
+	{ SPOIL_STUB_ROWS, -EINVAL },
+	{ SPOIL_STUB_SIZE, -EINVAL },
 	{ SPOIL_BASE, -EINVAL },
 	{ SPOIL_FLAGS, -EINVAL },
 	{ SPOIL_ORDER, -EINVAL },
@@ -589,8 +641,11 @@ static void spoil_apply(enum spoil spoil, struct sframe_jit__func *f,
 	case SPOIL_RA:
 		r[5].ra_off = -16;
 		break;
-	case SPOIL_STUBS:
+	case SPOIL_STUB_ROWS:
 		f[2].stub_size = 16;
+		break;
+	case SPOIL_STUB_SIZE:
+		f[2].stub_size = 256;
 		r[9].start_off = 8;
 		break;
 	case SPOIL_BASE:
