@@ -28,7 +28,7 @@
 
 #define CACHE_MAGIC	"SFAGENT\0"
 /* Changes with the header, and with what a conversion gives. */
-#define CACHE_VERSION	1
+#define CACHE_VERSION	2	/* 2: .plt as stubs */
 
 struct cache_hdr {
 	char magic[8];

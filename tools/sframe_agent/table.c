@@ -183,7 +183,9 @@ static int table_convert(struct agent_table *t, const void *image,
 	unsigned int i;
 	int err;
 
-	err = sframe_jit_cfi_convert(image, size, &cfi);
+	/* The .plt's stubs too: the kernel reads PCMASK functions. */
+	err = sframe_jit_cfi_convert_flags(image, size, SFRAME_JIT_CFI_F_PLT,
+					   &cfi);
 	if (err == -ENOENT) {
 		t->kind = AGENT_TABLE_NONE;
 		return 0;

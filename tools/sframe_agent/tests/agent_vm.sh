@@ -25,6 +25,9 @@
 #    lists) or after (through the agent's uprobes); the deregistration
 #    removes the table;
 #
+#  - a program that spends its time calling through its PLT: the
+#    samples in the PLT's entry reach main (the .plt's FDE converted
+#    into stubs);
 #  - lli-14 running a program without frame pointers (the library's
 #    tests/jit_path.c as LLVM IR): MCJIT's objects registered with
 #    libgcc before the agent attached, and ORC's under sframe-agent --,
@@ -54,6 +57,8 @@ max_fallback=10
 # _decimal's initialisation takes 4 to 5% of the samples in that while;
 # 92 to 93% reach the entry in runs here.
 min_startup=${AGENT_MIN_STARTUP:-85}
+# The least share for JIT code and the PLT, whose tables come whole.
+min_jit=99
 . "$here/../../lib/sframe_jit/tests/tap.sh"
 
 rm -rf "$tmp"
@@ -112,11 +117,15 @@ record() {
 		> "$tmp/$1.script" 2> "$tmp/$1.script.err"
 }
 
-# check NAME LEAF EXE WHAT WANT: WANT is "high" or "low".
+# check NAME LEAF EXE WHAT WANT: WANT is "high" or "low"; LEAF the
+# object of the samples' leaf frames, or sym:FUNCTION for their function.
 check() {
-	local r t pct
+	local r t pct leaf=$2 leafsym=
 
-	read -r r t <<< "$(awk -v leaf="$2" -v exe="$3" \
+	case "$leaf" in
+	sym:*)	leafsym=${leaf#sym:} leaf= ;;
+	esac
+	read -r r t <<< "$(awk -v leaf="$leaf" -v leafsym="$leafsym" -v exe="$3" \
 		-v path="$tmp/$1.path" -f "$stacks" -f "$here/reach_main.awk" \
 		"$tmp/$1.script")"
 	pct=$((t ? 100 * r / t : 0))
@@ -221,10 +230,22 @@ kill "$pid"
 wait "$pid"
 check jit-plain "$jitleaf" '/jit_direct$' "JIT code, no agent" low
 
+# The PLT: samples in plt_callee@plt, the entry's own instructions,
+# whose CFA ld describes with an expression that the agent converts into
+# stubs (rows repeating every 16 bytes).
+"$jit/plt_loop" &
+pid=$!
+settle "$pid"
+ag --once -p "$pid" 2> "$tmp/plt.agent"
+record plt "$pid" || result 1 "perf record -p of plt_loop"
+kill "$pid"
+wait "$pid"
+min_share=$min_jit check plt 'sym:^plt_callee@plt$' '/plt_loop$' \
+	"plt_loop, samples in its PLT" high
+
 # lli-14: its JIT's code, named by nothing, is anonymous memory; main is
 # lli's.  MCJIT registered its object before the agent attached; ORC's
 # is registered under the agent, which followed it from the exec.
-min_jit=99
 if [ -n "$ll" ]; then
 	lli-14 -jit-kind=mcjit "$ll" 100000000000 &
 	pid=$!
