@@ -13,24 +13,12 @@
 #include "jit_image.h"
 #include "test.h"
 
-static void image_get(struct jit_image *im)
-{
-	char path[512];
-	int err;
-
-	snprintf(path, sizeof(path), "%s/jit_frame.so", test_env.fixtures);
-	err = jit_image_load(path, im);
-	if (err == -ENOENT)
-		test_skip("no %s", path);
-	ASSERT_EQ(err, 0);
-}
-
 TEST(eh_frame_extent_ends_at_the_terminator, T_MEM)
 {
 	struct jit_image im;
 	size_t extent = 0;
 
-	image_get(&im);
+	jit_image_fixture(&im);
 	EXPECT_EQ(sframe_jit_eh_frame_extent(im.eh_frame,
 					     im.eh_frame_size + 4, &extent), 0);
 	EXPECT_EQ(extent, im.eh_frame_size);
@@ -49,7 +37,7 @@ TEST(eh_frame_extent_of_a_part_asks_for_more_and_reads_only_the_part, T_MEM)
 	size_t cut, extent;
 	char *map;
 
-	image_get(&im);
+	jit_image_fixture(&im);
 	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT(map != MAP_FAILED);
@@ -90,7 +78,7 @@ TEST(eh_frame_copy_converts_at_the_address_it_was_copied_from, T_MEM)
 	void *copy;
 	uint32_t i;
 
-	image_get(&im);
+	jit_image_fixture(&im);
 	copy = malloc(im.eh_frame_size);
 	ASSERT(copy);
 	memcpy(copy, im.eh_frame, im.eh_frame_size);

@@ -23,14 +23,7 @@
 
 static void image_get(struct jit_image *im)
 {
-	char path[512];
-	int err;
-
-	snprintf(path, sizeof(path), "%s/jit_frame.so", test_env.fixtures);
-	err = jit_image_load(path, im);
-	if (err == -ENOENT)
-		test_skip("no %s", path);
-	ASSERT_EQ(err, 0);
+	jit_image_fixture(im);
 	ASSERT_EQ(im->text_size, JIT_CALL_SIZE);
 }
 

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "jit_image.h"
 #include "test.h"
 
 #ifndef __NR_sframe_jit_open
@@ -151,4 +152,22 @@ bool rows_equal(const struct sframe_jit_row *a,
 		    a[i].cfa_base != b[i].cfa_base || a[i].flags != b[i].flags)
 			return false;
 	return true;
+}
+
+/**
+ * jit_image_fixture() - the fixtures' jit_frame.so, copied as a JIT would
+ * @im: filled in; jit_image_free() it.
+ *
+ * Skips the test where the fixture is not built.
+ */
+void jit_image_fixture(struct jit_image *im)
+{
+	char path[512];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/jit_frame.so", test_env.fixtures);
+	err = jit_image_load(path, im);
+	if (err == -ENOENT)
+		test_skip("no %s", path);
+	ASSERT_EQ(err, 0);
 }

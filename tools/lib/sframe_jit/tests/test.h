@@ -181,6 +181,11 @@ bool range_registered(uint64_t start, uint64_t end);
 /* Read a whole file; NULL if it cannot be read. */
 void *file_read(const char *path, size_t *size);
 
+struct jit_image;
+
+/* jit_frame.so of the fixtures, copied as a JIT would; skips without. */
+void jit_image_fixture(struct jit_image *im);
+
 /* @n rows equal field by field, their padding left out. */
 bool rows_equal(const struct sframe_jit_row *a,
 		const struct sframe_jit_row *b, uint32_t n);
