@@ -16,6 +16,7 @@
  * process's code without frame pointers.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -75,6 +76,8 @@ static void usage(FILE *f)
 	      "      --cache-size=SIZE   at most SIZE of them: MiB, or with a\n"
 	      "                          K, M or G suffix (default 512M)\n"
 	      "      --no-cache          convert every file at each run\n"
+	      "      --ready-fd=FD       with -p or -a, write a byte to FD and\n"
+	      "                          close it once the first attach is done\n"
 	      "  -v, --verbose           say more; twice for each mapping\n"
 	      "  -h, --help              this help\n"
 	      "  -V, --version           the version\n"
@@ -330,6 +333,40 @@ static void run_close(struct run *r)
 			close(r->pidfd[i]);
 }
 
+/* The descriptor --ready-fd names, or -1. */
+static int ready_fd = -1;
+
+/* A descriptor number that names an open descriptor, or -1. */
+static int fd_parse(const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || *end || end == arg || v < 0 || v > INT_MAX ||
+	    fcntl((int)v, F_GETFD) < 0)
+		return -1;
+	return (int)v;
+}
+
+/*
+ * The first attach is done: a profiler that started the agent, and waits
+ * on the descriptor's other end, starts recording.
+ */
+static void ready(void)
+{
+	char c = 1;
+
+	if (ready_fd < 0)
+		return;
+	if (write(ready_fd, &c, 1) != 1)
+		agent_log(1, "the ready descriptor %d: %s\n", ready_fd,
+			  strerror(errno));
+	close(ready_fd);
+	ready_fd = -1;
+}
+
 /* -p: attach, then follow until they exit. */
 static int mode_pids(const struct pids *p, bool once, struct agent_stats *st)
 {
@@ -350,6 +387,7 @@ static int mode_pids(const struct pids *p, bool once, struct agent_stats *st)
 	}
 	if (st->procs_failed)
 		ret = 1;
+	ready();
 	if (!once && r.nr_f)
 		run_loop(&r, st);
 	run_close(&r);
@@ -364,6 +402,7 @@ static int mode_all(bool once, struct agent_stats *st)
 	if (!once && follow_add(&r, -1))
 		return 1;
 	attach_all(st);
+	ready();
 	if (!once)
 		run_loop(&r, st);
 	run_close(&r);
@@ -408,6 +447,7 @@ int main(int argc, char **argv)
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "cache-size", required_argument, NULL, 'S' },
 		{ "no-cache", no_argument, NULL, 'N' },
+		{ "ready-fd", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -446,6 +486,14 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			cache = false;
+			break;
+		case 'R':
+			ready_fd = fd_parse(optarg);
+			if (ready_fd < 0) {
+				agent_log(0, "--ready-fd=%s: not an open descriptor\n",
+					  optarg);
+				return 2;
+			}
 			break;
 		case 'v':
 			agent_verbose++;

@@ -63,6 +63,8 @@ min_jit=99
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
+# perf record starts no agent of its own but where a test asks it to.
+export PERF_SFRAME_AGENT=none
 
 # The agent, with its converted tables kept in the scratch directory:
 # the root file system of the VM is read-only.
@@ -303,6 +305,31 @@ sed 's/^/# /' "$tmp/follow.agent"
 check follow '/libbz2\.so[.0-9]*$' "$pyexe" \
 	"libbz2, loaded after the agent attached" high
 
+# perf record --call-graph=sframe starts the agent itself (named by
+# PERF_SFRAME_AGENT here, sframe-agent in $PATH otherwise): -p waits for
+# its first attach, -a likewise, and a workload runs under it.
+printf '#!/bin/sh\nexec "%s" --cache-dir="%s" "$@"\n' "$agent" "$tmp/cache" \
+	> "$tmp/perf-agent"
+chmod +x "$tmp/perf-agent"
+start py
+PERF_SFRAME_AGENT=$tmp/perf-agent record perf-p "$pid" ||
+	result 1 "perf record -p with the agent it starts"
+kill "$pid"
+wait "$pid"
+sed 's/^/# perf record -p: /' "$tmp/perf-p.log"
+check perf-p "$pyexe" "$pyexe" "python3 under perf record -p alone" high
+start py
+PERF_SFRAME_AGENT=$tmp/perf-agent "$perf" record -q -N -B -e task-clock:u \
+	-c 500000 --call-graph=sframe -a -o "$tmp/perf-a.data" -- sleep 2 \
+	> "$tmp/perf-a.log" 2>&1 &&
+"$perf" script -i "$tmp/perf-a.data" --pid "$pid" -F ip,sym,dso \
+	> "$tmp/perf-a.script" 2> "$tmp/perf-a.script.err" ||
+	result 1 "perf record -a with the agent it starts"
+kill "$pid"
+wait "$pid"
+sed 's/^/# perf record -a: /' "$tmp/perf-a.log"
+check perf-a "$pyexe" "$pyexe" "python3 under perf record -a alone" high
+
 # COMMAND: Python's start-up, imports that dlopen() modules included,
 # unwound to the program's entry (the executable's _start, or the
 # loader's _dl_start_user before it has called the program's); with the
@@ -334,13 +361,19 @@ startup cmd-agent "$agent" --cache-dir="$tmp/cache" -- /usr/bin/python3 -c 'impo
 	result 1 "perf record of sframe-agent -- python3"
 startup cmd-plain /usr/bin/python3 -c 'import json, decimal' ||
 	result 1 "perf record of python3"
-for m in agent plain; do
+PERF_SFRAME_AGENT=$tmp/perf-agent startup cmd-perf \
+	/usr/bin/python3 -c 'import json, decimal' ||
+	result 1 "perf record of python3, the agent started by perf"
+for m in agent perf plain; do
 	read -r r t <<< "$(entry cmd-$m)"
 	pct=$((t ? 100 * r / t : 0))
 	echo "# python3 start-up, $m: $r of $t samples reach its entry ($pct%)"
 	if [ $m = agent ]; then
 		[ "$t" -ge 100 ] && [ "$pct" -ge "$min_startup" ]
 		result $? "sframe-agent -- python3: at least $min_startup% of its start-up's samples reach its entry"
+	elif [ $m = perf ]; then
+		[ "$t" -ge 100 ] && [ "$pct" -ge "$min_startup" ]
+		result $? "perf record -- python3, the agent started by perf: at least $min_startup% reach its entry"
 	else
 		[ "$t" -ge 100 ] && [ "$pct" -le "$max_fallback" ]
 		result $? "python3 alone: at most $max_fallback% of its start-up's samples reach its entry"
