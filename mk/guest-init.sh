@@ -3,6 +3,10 @@
 # vm* parameters of its command line as environment variables.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/tmp TERM=dumb LANG=C.UTF-8
+# perf record --call-graph=sframe starts an sframe-agent it finds in
+# $PATH: the tests measure what they set up, so only those that ask for
+# it (PERF_SFRAME_AGENT=path) get one, whatever the host has installed.
+export PERF_SFRAME_AGENT=none
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
