@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What sframe-agent costs, in the test kernel (mk/bench/90-agent runs it
+# in the VM), each figure the median of REPS runs:
+#
+#  - a target's start-up: the CPU time of "python3 -c pass" (its own,
+#    user and system, from its rusage), under sframe-agent -a against
+#    alone: nothing is injected, so the ratio should be 1.00 within
+#    noise;
+#  - the agent's own CPU with IDLE processes sleeping (default 200),
+#    over SECONDS (default 10) of -a, as a share of one core;
+#  - the conversion of libLLVM-14 the first time (no cache) against a
+#    later attach that loads it from the cache: sframe-agent --once -p
+#    of an lli-14 process, the whole run timed.
+#
+#   agent_bench.sh AGENT
+#
+# REPS (default 5), IDLE, SECONDS.
+set -uo pipefail
+
+agent=$1
+reps=${REPS:-5}
+idle=${IDLE:-200}
+secs=${SECONDS_IDLE:-10}
+tmp=${SCRATCH:-/tmp}/agent-bench
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# cpu_ms CMD...: the CPU time, user and system, CMD took, in ms.
+cpu_ms() {
+	local t
+
+	t=$( { /usr/bin/time -f '%U %S' "$@" > /dev/null 2> /dev/null; } 2>&1 )
+	awk '{ printf "%d\n", ($1 + $2) * 1000 }' <<< "$t"
+}
+
+# start-up: 20 runs make one figure, their sum.
+startup() {
+	local i s=0 v
+
+	for i in $(seq 20); do
+		v=$( { /usr/bin/time -f '%U %S' /usr/bin/python3 -c pass; } 2>&1 >/dev/null)
+		s=$(awk -v s="$s" '{ printf "%d\n", s + ($1 + $2) * 1000 }' <<< "$v")
+	done
+	echo "$s"
+}
+
+: > "$tmp/alone"
+: > "$tmp/under"
+for r in $(seq "$reps"); do
+	startup >> "$tmp/alone"
+	"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
+	apid=$!
+	sleep 2
+	startup >> "$tmp/under"
+	kill -INT "$apid"
+	wait "$apid"
+done
+a=$(median < "$tmp/alone")
+u=$(median < "$tmp/under")
+echo "python3 -c pass x20, its own CPU ms: alone $a, under sframe-agent -a $u," \
+	"ratio $(awk -v a="$a" -v u="$u" 'BEGIN { printf "%.2f", a ? u / a : 0 }')"
+
+# The agent's CPU with IDLE sleeping processes.
+pids=()
+for i in $(seq "$idle"); do
+	sleep 3600 &
+	pids+=($!)
+done
+: > "$tmp/idle"
+for r in $(seq "$reps"); do
+	"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
+	apid=$!
+	sleep 2
+	t0=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
+	sleep "$secs"
+	t1=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
+	kill -INT "$apid"
+	wait "$apid"
+	hz=$(getconf CLK_TCK)
+	awk -v d=$((t1 - t0)) -v hz="$hz" -v s="$secs" \
+		'BEGIN { printf "%.3f\n", 100 * d / hz / s }' >> "$tmp/idle"
+done
+kill "${pids[@]}" 2> /dev/null
+wait 2> /dev/null
+echo "sframe-agent -a with $idle idle processes: $(median < "$tmp/idle")% of one core" \
+	"over ${secs}s, after its attach"
+
+# libLLVM-14: first conversion, then from the cache.
+ll=$(dirname "$agent")/../sframe_jit/test-bin/jit_path.ll
+if command -v lli-14 > /dev/null && [ -f "$ll" ]; then
+	: > "$tmp/cold"
+	: > "$tmp/warm"
+	for r in $(seq "$reps"); do
+		lli-14 -jit-kind=mcjit "$ll" 100000000000 &
+		pid=$!
+		sleep 2
+		rm -rf "$tmp/llvm-cache"
+		t0=$(date +%s%N)
+		"$agent" --cache-dir="$tmp/llvm-cache" --once -p "$pid" 2> /dev/null
+		t1=$(date +%s%N)
+		kill "$pid"
+		wait "$pid" 2> /dev/null
+		lli-14 -jit-kind=mcjit "$ll" 100000000000 &
+		pid=$!
+		sleep 2
+		t2=$(date +%s%N)
+		"$agent" --cache-dir="$tmp/llvm-cache" --once -p "$pid" 2> /dev/null
+		t3=$(date +%s%N)
+		kill "$pid"
+		wait "$pid" 2> /dev/null
+		echo $(((t1 - t0) / 1000000)) >> "$tmp/cold"
+		echo $(((t3 - t2) / 1000000)) >> "$tmp/warm"
+	done
+	c=$(median < "$tmp/cold")
+	w=$(median < "$tmp/warm")
+	echo "sframe-agent --once -p lli-14 (libLLVM-14 and 10 others): first" \
+		"conversion $c ms, from the cache $w ms, ratio" \
+		"$(awk -v c="$c" -v w="$w" 'BEGIN { printf "%.2f", w ? c / w : 0 }')"
+fi
