@@ -22,6 +22,11 @@
  * before the attach are left to frame pointers, and counted, and those
  * after are followed all the same.
  *
+ * Everything here is the process's memory, which it may have made to
+ * make the agent work: one registration's entries are read up to 4 MiB,
+ * and a walk of the lists stops at 4096 objects a list and 64 MiB read
+ * in all.  Past those, the objects are counted without tables.
+ *
  * Policies, as sframe-run's defaults: a deregistration unregisters, so
  * that code at reused addresses never meets old rows (only the agent's
  * delay in reading the hit); a registration at entries the agent holds
@@ -39,9 +44,14 @@
 /* Bytes of __deregister_frame_info_bases() read for its loads at most. */
 #define FN_SCAN			512
 /* Objects of one list walked at most: a bound for a corrupt one. */
-#define LIST_MAX		65536
-/* Entries read at most: the kernel takes no larger section. */
-#define ENTRIES_MAX		(64u << 20)
+#define LIST_MAX		4096
+/*
+ * Bytes of one registration's entries read at most (a JIT object's are
+ * kilobytes), and of all those a walk of the lists reads: what a process
+ * can make the agent read, hit by hit or at its attach.
+ */
+#define ENTRIES_MAX		(4u << 20)
+#define WALK_MAX		(64u << 20)
 /* The first read of entries; each further one reads four times more. */
 #define ENTRIES_FIRST		4096
 
@@ -163,7 +173,8 @@ static struct agent_eh_obj *eh_new(struct agent_proc *p, uint64_t begin)
  * terminator: read a page, then four times more as long as the entries
  * go on.
  */
-static int entries_read(pid_t pid, uint64_t begin, void **bufp, size_t *lenp)
+static int entries_read(pid_t pid, uint64_t begin, void **bufp, size_t *lenp,
+			size_t *budget)
 {
 	size_t want = ENTRIES_FIRST;
 	void *buf = NULL, *n;
@@ -171,6 +182,10 @@ static int entries_read(pid_t pid, uint64_t begin, void **bufp, size_t *lenp)
 	int err;
 
 	for (;;) {
+		if (budget && want > *budget) {
+			err = -E2BIG;
+			break;
+		}
 		n = realloc(buf, want);
 		if (!n) {
 			err = -ENOMEM;
@@ -182,6 +197,8 @@ static int entries_read(pid_t pid, uint64_t begin, void **bufp, size_t *lenp)
 			err = (int)got;
 			break;
 		}
+		if (budget)
+			*budget -= got;
 		err = sframe_jit_eh_frame_extent(buf, got, lenp);
 		if (err != -EAGAIN)
 			break;
@@ -202,14 +219,14 @@ static int entries_read(pid_t pid, uint64_t begin, void **bufp, size_t *lenp)
 
 /* Read, convert and register the entries at @begin; the range in @o. */
 static int eh_register(struct agent_proc *p, struct agent_eh_obj *o,
-		       struct agent_stats *st)
+		       struct agent_stats *st, size_t *budget)
 {
 	struct sframe_jit_cfi *cfi;
 	size_t len;
 	void *buf;
 	int err;
 
-	err = entries_read(p->pid, o->begin, &buf, &len);
+	err = entries_read(p->pid, o->begin, &buf, &len, budget);
 	if (err)
 		return err;
 	err = sframe_jit_cfi_convert_eh_frame(buf, len, o->begin, &cfi);
@@ -228,14 +245,9 @@ static void eh_drop(struct agent_proc *p, struct agent_eh_obj *o)
 	*o = p->eh[--p->nr_eh];
 }
 
-/**
- * agent_frames_add() - a registration: give its code its rows
- * @p: the process.
- * @begin: the entries, __register_frame_info_bases()'s first argument.
- * @st: what was done, added to.
- */
-void agent_frames_add(struct agent_proc *p, uint64_t begin,
-		      struct agent_stats *st)
+/* A registration, with what is left of a walk's @budget (or none). */
+static void eh_add(struct agent_proc *p, uint64_t begin,
+		   struct agent_stats *st, size_t *budget)
 {
 	struct agent_eh_obj *o = eh_find(p, begin);
 	int err;
@@ -245,7 +257,7 @@ void agent_frames_add(struct agent_proc *p, uint64_t begin,
 	o = eh_new(p, begin);
 	if (!o)
 		return;
-	err = eh_register(p, o, st);
+	err = eh_register(p, o, st, budget);
 	if (!err) {
 		st->frames++;
 		agent_log(2, "%d: frame %#llx: registered %#llx-%#llx\n",
@@ -260,6 +272,18 @@ void agent_frames_add(struct agent_proc *p, uint64_t begin,
 	/* Kept, rangeless: its deregistration is then known. */
 	o->start = 0;
 	o->end = 0;
+}
+
+/**
+ * agent_frames_add() - a registration: give its code its rows
+ * @p: the process.
+ * @begin: the entries, __register_frame_info_bases()'s first argument.
+ * @st: what was done, added to.
+ */
+void agent_frames_add(struct agent_proc *p, uint64_t begin,
+		      struct agent_stats *st)
+{
+	eh_add(p, begin, st, NULL);
 }
 
 /**
@@ -301,9 +325,9 @@ static int object_entries(pid_t pid, const struct gcc_object *ob,
 	return 0;
 }
 
-/* Every object of the list whose head is at @head. */
+/* Every object of the list whose head is at @head, within @budget. */
 static int list_walk(struct agent_proc *p, uint64_t head,
-		     struct agent_stats *st)
+		     struct agent_stats *st, size_t *budget)
 {
 	struct gcc_object ob;
 	uint64_t at, begin;
@@ -321,7 +345,7 @@ static int list_walk(struct agent_proc *p, uint64_t head,
 		if (!begin)
 			st->frames_none++;
 		else if (!eh_find(p, begin))
-			agent_frames_add(p, begin, st);
+			eh_add(p, begin, st, budget);
 	}
 	return 0;
 }
@@ -342,6 +366,7 @@ void agent_frames_attach(struct agent_proc *p, const struct agent_table *t,
 			 const struct agent_map *m, uint64_t bias,
 			 struct agent_stats *st)
 {
+	size_t budget = WALK_MAX;
 	int i, err = 0;
 
 	if (p->eh_attached)
@@ -356,7 +381,7 @@ void agent_frames_attach(struct agent_proc *p, const struct agent_table *t,
 		return;
 	}
 	for (i = 0; i < 2 && !err; i++)
-		err = list_walk(p, bias + t->eh_list[i], st);
+		err = list_walk(p, bias + t->eh_list[i], st, &budget);
 	if (err) {
 		st->frames_unread++;
 		agent_log(1, "%d: %s: its registered frames: %s\n",
