@@ -256,10 +256,24 @@ min_share=$min_jit check plt 'sym:^plt_callee@plt$' '/plt_loop$' \
 # lli-14: its JIT's code, named by nothing, is anonymous memory; main is
 # lli's.  MCJIT registered its object before the agent attached; ORC's
 # is registered under the agent, which followed it from the exec.
+# jit_code PID: wait, up to 20 s, until PID has anonymous executable
+# memory: LLVM's first code, made executable after its .eh_frame was
+# handed to __register_frame() (RuntimeDyld registers, then finalizes).
+# Its libraries' mappings settle before that: lli parses its IR first.
+jit_code() {
+	local i
+
+	for i in $(seq 100); do
+		awk '$2 ~ /x/ && NF == 5 { f = 1 } END { exit !f }' \
+			"/proc/$1/maps" 2> /dev/null && return 0
+		sleep 0.2
+	done
+	return 1
+}
 if [ -n "$ll" ]; then
 	lli-14 -jit-kind=mcjit "$ll" 100000000000 &
 	pid=$!
-	settle "$pid"
+	jit_code "$pid"
 	ag -v --once -p "$pid" 2> "$tmp/lli-mcjit.agent"
 	record lli-mcjit "$pid" || result 1 "perf record -p of lli-14 (mcjit)"
 	kill "$pid"
@@ -270,7 +284,7 @@ if [ -n "$ll" ]; then
 	"$agent" --cache-dir="$tmp/cache" -v -- lli-14 "$ll" 100000000000 \
 		2> "$tmp/lli-orc.agent" &
 	pid=$!
-	settle "$pid"
+	jit_code "$pid"
 	record lli-orc "$pid" || result 1 "perf record -p of lli-14 (orc)"
 	kill "$pid"
 	wait "$pid"
