@@ -65,6 +65,7 @@ min_startup=${AGENT_MIN_STARTUP:-85}
 # The least share for JIT code and the PLT, whose tables come whole.
 min_jit=99
 . "$here/../../lib/sframe_jit/tests/tap.sh"
+. "$here/../../lib/sframe_jit/tests/jit_code.sh"
 
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -256,20 +257,6 @@ min_share=$min_jit check plt 'sym:^plt_callee@plt$' '/plt_loop$' \
 # lli-14: its JIT's code, named by nothing, is anonymous memory; main is
 # lli's.  MCJIT registered its object before the agent attached; ORC's
 # is registered under the agent, which followed it from the exec.
-# jit_code PID: wait, up to 20 s, until PID has anonymous executable
-# memory: LLVM's first code, made executable after its .eh_frame was
-# handed to __register_frame() (RuntimeDyld registers, then finalizes).
-# Its libraries' mappings settle before that: lli parses its IR first.
-jit_code() {
-	local i
-
-	for i in $(seq 100); do
-		awk '$2 ~ /x/ && NF == 5 { f = 1 } END { exit !f }' \
-			"/proc/$1/maps" 2> /dev/null && return 0
-		sleep 0.2
-	done
-	return 1
-}
 if [ -n "$ll" ]; then
 	lli-14 -jit-kind=mcjit "$ll" 100000000000 &
 	pid=$!

@@ -74,6 +74,7 @@ pg=/tmp/postgres-sframe
 data=$pg/data
 # Tries a tenth of a second apart: two minutes, for each wait below.
 tries=1200
+. "$(dirname "$0")/jit_code.sh"
 
 if [ ! -x "$bin/postgres" ] || [ ! -f /usr/lib/postgresql/15/lib/llvmjit.so ]; then
 	echo "postgres_profile: no PostgreSQL 15 with llvmjit.so under $bin" \
@@ -277,19 +278,6 @@ bpftrace_profile() {
 	return "$rc"
 }
 
-# jit_code PID: wait, up to two minutes, until the backend PID has
-# anonymous executable memory: the JIT's first code.
-jit_code() {
-	local i
-
-	for ((i = 0; i < tries; i++)); do
-		awk '$2 ~ /x/ && NF == 5 { f = 1 } END { exit !f }' \
-			"/proc/$1/maps" 2> /dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # agent_profile: the backend of a stock postmaster, given its tables by
 # sframe-agent while its query runs, under perf record -p.
 agent_profile() {
@@ -302,7 +290,7 @@ agent_profile() {
 	session_start "$mode" || return 1
 	printf 'EXPLAIN (ANALYZE, TIMING OFF) %s;\n' "$(query_of "$rows")" >&"$in"
 	exec {in}>&-
-	if ! jit_code "$pid"; then
+	if ! jit_code "$pid" 120; then
 		echo "postgres_profile: agent: the backend has no JIT code" >&2
 		rc=1
 	elif ! "$PG_AGENT" --cache-dir="$out/agent-cache" -v --once -p "$pid" \

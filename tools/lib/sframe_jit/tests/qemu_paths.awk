@@ -5,7 +5,11 @@
 # (with jit_only, what the translated code's row gives alone), or whose
 # every frame is the vCPU thread's: QEMU and its TCG module through
 # cpu_exec() and tcg_cpus_exec(), the thread's start function in QEMU,
-# then libc's start_thread() and clone3().
+# then libc's start_thread() and clone3().  With anon, there is no perf
+# map (sframe-agent writes none): the leaf is translated code when it is
+# in anonymous memory, where QEMU's only code is its code buffer, and
+# which perf names //anon, [unknown] or, for executable memory, the perf
+# map's path even when there is no such file.
 
 # QEMU and its TCG module, whose static functions have no names in
 # Debian's stripped build: only their objects say where a frame is.
@@ -30,9 +34,15 @@ function exact(    i, named) {
 	       sym($NF) == "clone3" && dso($NF) ~ /\/libc\.so\.6$/
 }
 
+function translated(line) {
+	if (anon)
+		return dso(line) ~ /^(\/\/anon|\[unknown\]|\/tmp\/perf-[0-9]+\.map)$/
+	return sym(line) == "code_gen_buffer" &&
+	       dso(line) ~ /\/perf-[0-9]+\.map$/
+}
+
 {
-	if (sym($1) != "code_gen_buffer" ||
-	    dso($1) !~ /\/perf-[0-9]+\.map$/)
+	if (!translated($1))
 		next
 	total++
 	if (exact())

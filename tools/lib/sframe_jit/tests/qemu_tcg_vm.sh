@@ -32,14 +32,24 @@
 # is published before the vCPU thread starts.  The work is a count, not a time, and
 # too few samples in translated code fail the test instead of passing it.
 #
-#   qemu_tcg_vm.sh OUTPUT_DIR PERF
+# With AGENT, the same guest, counting without end, runs in a QEMU
+# started with nothing of the project's; once its vCPU thread exists
+# (TCG made its code buffer and linked the buffer's GDB JIT object
+# before it), AGENT --once -p gives the running process its tables and
+# reads the object from the GDB JIT list, and perf record -p samples it
+# for a few seconds: nearly every sample in translated code, which the
+# recording finds in anonymous memory (the agent writes no perf map),
+# must reach the vCPU thread's start as above.
 #
-# OUTPUT_DIR is the library's build directory (sframe-run).  Ends with
-# "N passed, N failed".
+#   qemu_tcg_vm.sh OUTPUT_DIR PERF [AGENT]
+#
+# OUTPUT_DIR is the library's build directory (sframe-run), AGENT
+# sframe-agent.  Ends with "N passed, N failed".
 set -uo pipefail
 
 out=$1
 perf=$2
+agent=${3:-}
 run=$out/sframe-run
 tmp=${SCRATCH:-/tmp}/qemu-tcg
 # The boot sector's outer rounds, of 65536 inner ones each: about 50
@@ -84,16 +94,30 @@ boot_sector() {
 	} > "$1"
 }
 
+# boot_sector_endless FILE: as boot_sector, but counting for ever.
+#
+# outer:	xor cx, cx
+# inner:	inc ax
+#	loop inner
+#	jmp outer
+boot_sector_endless() {
+	{
+		printf '\x31\xc9\x40\xe2\xfd\xeb\xf9'
+		head -c $((510 - 7)) /dev/zero
+		printf '\x55\xaa'
+	} > "$1"
+}
+
 rm -rf "$tmp"
 mkdir -p "$tmp"
 boot_sector "$tmp/boot.img"
 [ "$(stat -c %s "$tmp/boot.img")" = 512 ]
 result $? "boot sector of 512 bytes"
 
-qemu=(qemu-system-x86_64 -accel tcg -display none -nodefaults
+qemu_base=(qemu-system-x86_64 -accel tcg -display none -nodefaults
 	-no-user-config -m 16 -smp 1 -no-reboot
-	-device isa-debug-exit,iobase=0xf4,iosize=0x04
-	-drive "file=$tmp/boot.img,format=raw,if=floppy")
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04)
+qemu=("${qemu_base[@]}" -drive "file=$tmp/boot.img,format=raw,if=floppy")
 
 # record NAME MODE SYNC: perf script -F ip,sym,dso of a recording in
 # $tmp/NAME.script, sframe-run's verbose lines in $tmp/NAME.log, with
@@ -169,6 +193,65 @@ if record sync sframe 1 && record nofp fp 1 &&
 	check worker "$what, sframe-run's default mode, --call-graph=sframe" jit
 else
 	result 1 "perf record of $what"
+fi
+
+# vcpu_thread PID: wait, up to a minute, for QEMU's vCPU thread (named
+# by -name debug-threads=on), which it starts once TCG is ready.
+vcpu_thread() {
+	local i
+
+	for ((i = 0; i < 600; i++)); do
+		grep -qx 'CPU 0/TCG' /proc/"$1"/task/*/comm 2> /dev/null &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# attach: the guest already running, then the agent, then perf -p.
+attach() {
+	local pid rc=0
+
+	boot_sector_endless "$tmp/endless.img"
+	"${qemu_base[@]}" -name attach,debug-threads=on \
+		-drive "file=$tmp/endless.img,format=raw,if=floppy" &
+	pid=$!
+	if ! vcpu_thread "$pid"; then
+		echo "# no vCPU thread in QEMU $pid"
+		rc=1
+	elif ! "$agent" --cache-dir="$tmp/agent-cache" -v --once -p "$pid" \
+		2> "$tmp/attach.agent"; then
+		echo "# sframe-agent --once -p $pid failed"
+		rc=1
+	elif ! "$perf" record -q -N -B -e cpu-clock:u -F 499 \
+		--call-graph=sframe -p "$pid" -o "$tmp/attach.data" \
+		-- sleep 3 > "$tmp/attach.log" 2>&1; then
+		echo "# perf record -p $pid failed"
+		rc=1
+	fi
+	sed 's/^/# /' "$tmp/attach.agent" "$tmp/attach.log" 2> /dev/null
+	kill "$pid" 2> /dev/null
+	wait "$pid" 2> /dev/null
+	[ "$rc" = 0 ] && "$perf" script -i "$tmp/attach.data" \
+		-F ip,sym,dso > "$tmp/attach.script" 2> "$tmp/attach.script.err"
+}
+
+if [ -n "$agent" ]; then
+	what="sframe-agent -p, a running qemu-system-x86_64 (TCG)"
+	if attach; then
+		grep -q ' [1-9][0-9]* JIT objects registered' "$tmp/attach.agent"
+		result $? "$what: the GDB JIT object read from the list and registered"
+		read -r e t <<< "$(awk -v anon=1 -v path="$tmp/attach.path" \
+			-f "$here/perf_stacks.awk" -f "$here/qemu_paths.awk" \
+			"$tmp/attach.script")"
+		pct=$((t ? 100 * e / t : 0))
+		echo "# $what: $e of $t samples in translated code reach the thread's start ($pct%)"
+		[ -s "$tmp/attach.path" ] && echo "# stack: $(cat "$tmp/attach.path")"
+		[ "$t" -ge "$min_samples" ] && [ "$pct" -ge "$min_exact" ]
+		result $? "$what: at least $min_exact% of at least $min_samples samples in translated code reach the vCPU thread's start"
+	else
+		result 1 "$what"
+	fi
 fi
 
 summary
