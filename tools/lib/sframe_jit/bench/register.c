@@ -642,12 +642,18 @@ static int cg_append(struct bench *b)
 	return err;
 }
 
-/* Removal in @order, with compaction as @compact_threshold says. */
+/*
+ * Removal in @order, or in address order every @step-th function, with
+ * compaction as @compact_threshold says.  The dump's name ends with the
+ * number of functions removed, which the count is divided by.
+ */
 static int cg_remove(struct bench *b, const char *name,
-		     const unsigned long *order, uint32_t compact_threshold)
+		     const unsigned long *order, unsigned long step,
+		     uint32_t compact_threshold)
 {
 	struct sframe_jit *reg;
-	unsigned long i;
+	unsigned long i, n = 0;
+	char dump[64];
 	int err;
 
 	err = room_create(b, compact_threshold, &reg);
@@ -656,11 +662,36 @@ static int cg_remove(struct bench *b, const char *name,
 	if (err)
 		return err;
 	CALLGRIND_ZERO_STATS;
-	for (i = 0; i < b->n && !err; i++)
+	for (i = 0; i < b->n && !err; i += step, n++)
 		err = sframe_jit_remove(reg, fn_addr(b, order ? order[i] : i));
-	CALLGRIND_DUMP_STATS_AT(name);
+	snprintf(dump, sizeof(dump), "%s %lu", name, n);
+	CALLGRIND_DUMP_STATS_AT(dump);
 	sframe_jit_destroy(reg);
 	return err;
+}
+
+/* sframe_jit_remove_range() of the middle tenth of the functions. */
+static int cg_remove_range(struct bench *b)
+{
+	unsigned long first = b->n / 20 * 9, n = b->n / 10;
+	struct sframe_jit *reg;
+	char dump[64];
+	int err, got;
+
+	err = room_create(b, UINT32_MAX, &reg);
+	if (!err)
+		err = add_all(b, reg);
+	if (err)
+		return err;
+	CALLGRIND_ZERO_STATS;
+	got = sframe_jit_remove_range(reg, fn_addr(b, first),
+				      fn_addr(b, first + n));
+	snprintf(dump, sizeof(dump), "register remove_range %lu", n);
+	CALLGRIND_DUMP_STATS_AT(dump);
+	sframe_jit_destroy(reg);
+	if (got < 0)
+		return got;
+	return (unsigned long)got == n ? 0 : -EIO;
 }
 
 static int cg_sequence(struct bench *b)
@@ -707,12 +738,17 @@ static int run_callgrind(struct bench *b)
 	err = cg_append(b);
 	/* Tombstones alone: a threshold that compaction never reaches. */
 	if (!err)
-		err = cg_remove(b, "register tombstone", NULL, UINT32_MAX);
+		err = cg_remove(b, "register tombstone", NULL, 1, UINT32_MAX);
 	if (!err)
-		err = cg_remove(b, "register tombstone_random", order,
+		err = cg_remove(b, "register tombstone_every_other", NULL, 2,
 				UINT32_MAX);
 	if (!err)
-		err = cg_remove(b, "register remove", NULL, 0);
+		err = cg_remove(b, "register tombstone_random", order, 1,
+				UINT32_MAX);
+	if (!err)
+		err = cg_remove_range(b);
+	if (!err)
+		err = cg_remove(b, "register remove", NULL, 1, 0);
 	if (!err)
 		err = cg_sequence(b);
 	free(order);
