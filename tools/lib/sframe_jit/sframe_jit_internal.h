@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include <linux/sframe_jit.h>
@@ -221,6 +222,23 @@ struct sframe_jit_layout {
 };
 
 /**
+ * struct sframe_jit_index - descriptors by start address (start_index.c)
+ * @slot: 1 + a descriptor's index, 0 for an empty slot; NULL until the
+ *	first removal that needs it.
+ * @shift: 64 - log2 of the number of slots.
+ * @mask: the number of slots - 1.
+ * @used: slots that are not empty, those of moved descriptors included.
+ * @entered: descriptors [0, @entered) have a slot that names them.
+ */
+struct sframe_jit_index {
+	uint32_t *slot;
+	uint32_t shift;
+	uint32_t mask;
+	uint32_t used;
+	uint32_t entered;
+};
+
+/**
  * struct sframe_jit - a registry and the writer's private state
  * @lock: the writer lock; see Documentation/sframe_jit.rst.
  * @ops: the backend.
@@ -235,6 +253,7 @@ struct sframe_jit_layout {
  * @nr_dead: tombstones among them.
  * @remove_hint: the descriptor after the last one removed, tried first
  *	by the next removal; any value is safe.
+ * @index: where the next removal looks when @remove_hint is not it.
  * @fre_used: row slots handed out, [0, @fre_used).
  * @fre_dead: row slots below @fre_used that no live descriptor uses:
  *	those of tombstones and those compaction has not reclaimed.
@@ -276,6 +295,7 @@ struct sframe_jit {
 	uint64_t tail_end;
 	uint32_t nr_dead;
 	uint32_t remove_hint;
+	struct sframe_jit_index index;
 	uint32_t fre_used;
 	uint32_t fre_dead;
 	uint32_t rule_used;
@@ -296,6 +316,92 @@ struct sframe_jit {
 	struct sframe_jit *next;
 	struct sframe_jit *prev;
 };
+
+/*
+ * The start of the descriptor at @p, compact or not as @compact says (a
+ * constant where the caller has one); @base is the registry's range's
+ * start, which compact descriptors are offsets from.
+ */
+static inline uint64_t sframe_jit__fde_start_at(const unsigned char *p,
+						uint64_t base, bool compact)
+{
+	uint64_t start;
+	uint32_t off;
+
+	if (compact) {
+		memcpy(&off, p + offsetof(struct sframe_jit_cfde, func_off),
+		       sizeof(off));
+		return base + off;
+	}
+	memcpy(&start, p + offsetof(struct sframe_jit_fde, func_start),
+	       sizeof(start));
+	return start;
+}
+
+/* The start of descriptor @i, of the layout @compact says. */
+static inline uint64_t sframe_jit__fde_start_as(const struct sframe_jit *reg,
+						uint32_t i, bool compact)
+{
+	return sframe_jit__fde_start_at(reg->l.fdes +
+					(size_t)i * reg->l.fde_stride,
+					reg->text_start, compact);
+}
+
+/* The start of descriptor @i, of either record layout. */
+static inline uint64_t sframe_jit__fde_start(const struct sframe_jit *reg,
+					     uint32_t i)
+{
+	return sframe_jit__fde_start_as(reg, i, reg->l.compact);
+}
+
+uint32_t sframe_jit__index_find_slow(struct sframe_jit *reg, uint64_t start);
+
+/* The table names every published descriptor. */
+static inline bool sframe_jit__index_ready(const struct sframe_jit *reg)
+{
+	return reg->index.entered == reg->nr_fdes && reg->index.slot;
+}
+
+/* Fibonacci hashing: the high bits of the start times 2^64 / phi. */
+static inline uint32_t sframe_jit__index_slot(uint64_t start, uint32_t shift)
+{
+	return (start * 0x9e3779b97f4a7c15ull) >> shift;
+}
+
+/**
+ * sframe_jit__index_probe() - the descriptor that starts at an address
+ * @reg: the registry, its lock held, its index ready.
+ * @start: the address.
+ * @compact: @reg->l.compact, a constant where the caller has one.
+ *
+ * Inline, for sframe_jit_remove(); sframe_jit__index_find_slow() when
+ * the index may not be ready.
+ *
+ * Return: the index of the published descriptor that starts at @start,
+ * or nr_fdes when the table names none (there may still be one: search).
+ */
+static inline uint32_t sframe_jit__index_probe(struct sframe_jit *reg,
+					       uint64_t start, bool compact)
+{
+	const struct sframe_jit_index *x = &reg->index;
+	uint32_t n = reg->nr_fdes, h, e;
+
+	for (h = sframe_jit__index_slot(start, x->shift); (e = x->slot[h]);
+	     h = (h + 1) & x->mask)
+		if (e - 1 < n &&
+		    sframe_jit__fde_start_as(reg, e - 1, compact) == start)
+			return e - 1;
+	return n;
+}
+
+/* Descriptors from @i on moved: their slots no longer name them. */
+static inline void sframe_jit__index_from(struct sframe_jit *reg, uint32_t i)
+{
+	if (i < reg->index.entered)
+		reg->index.entered = i;
+}
+
+void sframe_jit__index_free(struct sframe_jit *reg);
 
 /* sframe_jit_create() through a given backend: the tests' hook. */
 int sframe_jit__create(uint64_t text_start, uint64_t text_end,

@@ -411,6 +411,75 @@ static void compact_round_trip(const char *path, uint32_t min_funcs)
 }
 
 /*
+ * libc's functions in a compact registry, retired by address in a
+ * shuffled order as a code cache's collector frees methods: each removal
+ * takes the function asked for and no other, and again is -ENOENT.
+ */
+TEST(compact_remove_in_any_order_takes_the_function_asked_for, T_MEM)
+{
+	const char *path = "/lib/x86_64-linux-gnu/libc.so.6";
+	struct sframe_jit_cfi *cfi;
+	struct test_backend tb;
+	struct sframe_jit *reg;
+	struct sframe_jit_func f;
+	struct sframe_jit_info info = { .sz = sizeof(info) };
+	uint64_t lo, hi, base, x = 0x9e3779b97f4a7c15ull, *at, t;
+	uint32_t i, j;
+	size_t size;
+	void *img = file_read(path, &size);
+	int n;
+
+	if (!img)
+		test_skip("no %s to read", path);
+	n = sframe_jit_cfi_convert(img, size, &cfi);
+	ASSERT(n > 1000);
+	ASSERT_EQ(sframe_jit_cfi_func(cfi, 0, &f, NULL), 0);
+	lo = f.start;
+	ASSERT_EQ(sframe_jit_cfi_func(cfi, n - 1, &f, NULL), 0);
+	hi = f.start + f.size;
+	base = arena(hi - lo + 0x1000);
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
+			.flags = SFRAME_JIT_F_COMPACT_RECORDS |
+				 SFRAME_JIT_F_SHARE_ROWS);
+	ASSERT_EQ(sframe_jit_cfi_compact_caps(cfi, &opts), 0);
+	test_backend_init(&tb);
+	reg = reg_new(&tb, base, base + (hi - lo), &opts);
+	ASSERT_EQ(sframe_jit_import_cfi(reg, cfi, base - lo), n);
+
+	at = calloc(n, sizeof(*at));
+	ASSERT(at);
+	for (i = 0; i < (uint32_t)n; i++) {
+		ASSERT_EQ(sframe_jit_cfi_func(cfi, i, &f, NULL), 0);
+		at[i] = f.start + (base - lo);
+	}
+	for (i = n - 1; i > 0; i--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % (i + 1);
+		t = at[i];
+		at[i] = at[j];
+		at[j] = t;
+	}
+	for (i = 0; i < (uint32_t)n; i++) {
+		EXPECT_EQ(sframe_jit_find(reg, at[i], NULL, NULL, 0), 0);
+		EXPECT_EQ(sframe_jit_remove(reg, at[i]), 0);
+		EXPECT_EQ(sframe_jit_remove(reg, at[i]), -ENOENT);
+		EXPECT_EQ(sframe_jit_find(reg, at[i], NULL, NULL, 0), -ENOENT);
+		if (test_failed())
+			break;
+	}
+	ASSERT_EQ(sframe_jit_get_info(reg, &info), 0);
+	EXPECT_EQ(info.nr_funcs, 0);
+	EXPECT_EQ(info.nr_tombstones, info.fde_capacity);
+	free(at);
+	sframe_jit_destroy(reg);
+	test_backend_release(&tb);
+	sframe_jit_cfi_free(cfi);
+	free(img);
+}
+
+/*
  * A function of 256 KiB whose rows reach past 64 KiB, one of 70000 rows,
  * and one small: the first two become three and two pieces.
  */

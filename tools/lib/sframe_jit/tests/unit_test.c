@@ -625,6 +625,92 @@ TEST(remove_retires_the_function_asked_for_in_any_order, T_BOTH)
 	sframe_jit_destroy(c.reg);
 }
 
+/* The next of a fixed sequence, the same in every run. */
+static uint32_t next_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x >> 32;
+}
+
+#define MANY		2048
+#define MANY_STEPS	8000
+
+/* Each function of the model is found, or not, as the model says. */
+static void many_check(struct ctx *c, const bool *live)
+{
+	uint32_t k, n = 0;
+
+	for (k = 0; k < 2 * MANY; k++) {
+		EXPECT_EQ(live[k] ? 0 : -ENOENT,
+			  sframe_jit_find(c->reg, c->code + 32 * k + 64, NULL,
+					  NULL, 0));
+		n += live[k];
+	}
+	EXPECT_EQ(n, info_of(c->reg).nr_funcs);
+	read_checked(c);
+	EXPECT_EQ(n, table_live(&c->t));
+}
+
+/*
+ * Removal by address in any order, as a code cache's collector frees
+ * methods, among appends, insertions below the last function (which move
+ * every descriptor above them) and compactions (which move them down):
+ * each removal retires the function asked for and no other, and one of
+ * a function removed, never added, or at an address inside a function
+ * is -ENOENT.  Against a model: functions at even slots are added first,
+ * in address order; odd slots are filled later, below the last one.
+ */
+TEST(remove_by_address_in_any_order_among_insertions_and_compactions, T_BOTH)
+{
+	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .fde_capacity = 2 * MANY,
+			.fre_capacity = 8 * MANY, .compact_threshold = 200);
+	static bool live[2 * MANY];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	uint32_t step, k, removed = 0;
+	struct ctx c;
+	int want;
+
+	setup(&c, &opts);
+	memset(live, 0, sizeof(live));
+	for (k = 0; k < 2 * MANY; k += 2) {
+		ASSERT_EQ(0, add2(&c, 32 * k + 64, 16));
+		live[k] = true;
+	}
+	for (step = 0; step < MANY_STEPS; step++) {
+		k = next_rand(&x) % (2 * MANY);
+		switch (next_rand(&x) % 8) {
+		case 0:
+			/* An odd slot filled: an insertion below the last. */
+			if (k % 2 && !live[k]) {
+				ASSERT_EQ(0, add2(&c, 32 * k + 64, 16));
+				live[k] = true;
+			}
+			break;
+		case 1:
+			/* Inside a function, or between two: no such start. */
+			EXPECT_EQ(-ENOENT, sframe_jit_remove(c.reg, c.code +
+							      32 * k + 64 + 8));
+			break;
+		default:
+			want = live[k] ? 0 : -ENOENT;
+			EXPECT_EQ(want, sframe_jit_remove(c.reg, c.code +
+							  32 * k + 64));
+			removed += !want;
+			live[k] = false;
+		}
+		if (step % 1000 == 999)
+			many_check(&c, live);
+	}
+	test_log("%u removed, %llu compactions", removed,
+		 (unsigned long long)info_of(c.reg).nr_compactions);
+	EXPECT(removed > MANY / 2);
+	EXPECT(info_of(c.reg).nr_compactions > 2);
+	many_check(&c, live);
+	sframe_jit_destroy(c.reg);
+}
+
 TEST(remove_compacts_once_tombstones_pass_the_threshold, T_BOTH)
 {
 	SFRAME_JIT_OPTS(sframe_jit_opts, opts, .compact_threshold = 2);
@@ -661,6 +747,8 @@ TEST(remove_range_retires_the_functions_wholly_inside, T_BOTH)
 	EXPECT_EQ(-EINVAL, sframe_jit_remove_range(c.reg, c.code + 1, c.code));
 	/* [24, 72) holds functions 2, 3; 1 and 4 straddle its ends. */
 	EXPECT_EQ(2, sframe_jit_remove_range(c.reg, c.code + 24, c.code + 72));
+	EXPECT_EQ(2, info_of(c.reg).nr_tombstones);
+	EXPECT_EQ(12, info_of(c.reg).nr_rows_live);
 	EXPECT_EQ(0, sframe_jit_remove_range(c.reg, c.code + 24, c.code + 72));
 	EXPECT_EQ(0, sframe_jit_find(c.reg, c.code + 16, NULL, NULL, 0));
 	EXPECT_EQ(-ENOENT, sframe_jit_find(c.reg, c.code + 32, NULL, NULL, 0));
