@@ -25,7 +25,9 @@
  * Everything here is the process's memory, which it may have made to
  * make the agent work: one registration's entries are read up to 4 MiB,
  * and a walk of the lists stops at 4096 objects a list and 64 MiB read
- * in all.  Past those, the objects are counted without tables.
+ * in all.  Past the size bounds an object is counted without a table;
+ * a list longer than 4096 objects counts its process among those whose
+ * earlier registrations were not all read.
  *
  * Policies, as sframe-run's defaults: a deregistration unregisters, so
  * that code at reused addresses never meets old rows (only the agent's
@@ -325,7 +327,10 @@ static int object_entries(pid_t pid, const struct gcc_object *ob,
 	return 0;
 }
 
-/* Every object of the list whose head is at @head, within @budget. */
+/*
+ * Every object of the list whose head is at @head, within @budget;
+ * -E2BIG for a list longer than LIST_MAX, whose rest is not read.
+ */
 static int list_walk(struct agent_proc *p, uint64_t head,
 		     struct agent_stats *st, size_t *budget)
 {
@@ -347,7 +352,7 @@ static int list_walk(struct agent_proc *p, uint64_t head,
 		else if (!eh_find(p, begin))
 			eh_add(p, begin, st, budget);
 	}
-	return 0;
+	return at ? -E2BIG : 0;
 }
 
 /**

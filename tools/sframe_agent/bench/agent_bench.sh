@@ -12,17 +12,27 @@
 #    over SECONDS (default 10) of -a, as a share of one core;
 #  - the conversion of libLLVM-14 the first time (no cache) against a
 #    later attach that loads it from the cache: sframe-agent --once -p
-#    of an lli-14 process, the whole run timed.
+#    of an lli-14 process, the whole run timed;
+#  - the kernel memory the tables pin for PINNED_N (default 10) python3
+#    processes against one: sframe-agent --once -p, the cache warm, run
+#    in a memory cgroup of its own, which the kernel charges for what it
+#    allocates on the agent's behalf.  The figure is memory.stat's
+#    vmalloc and slab_unreclaimable once the agent has exited: the
+#    tables and the kernel's records of each process's ranges, and not
+#    the reclaimable inodes and dentries of the /proc files it read.
 #
 #   agent_bench.sh AGENT
 #
-# REPS (default 5), IDLE, SECONDS.
+# REPS (default 5), IDLE, SECONDS_IDLE, PINNED_N; PARTS, the figures to
+# take (default "startup idle llvm pinned").
 set -uo pipefail
 
 agent=$1
 reps=${REPS:-5}
 idle=${IDLE:-200}
 secs=${SECONDS_IDLE:-10}
+parts=${PARTS:-startup idle llvm pinned}
+pinned_n=${PINNED_N:-10}
 tmp=${SCRATCH:-/tmp}/agent-bench
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -50,76 +60,132 @@ startup() {
 	echo "$s"
 }
 
-: > "$tmp/alone"
-: > "$tmp/under"
-for r in $(seq "$reps"); do
-	startup >> "$tmp/alone"
-	"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
-	apid=$!
-	sleep 2
-	startup >> "$tmp/under"
-	kill -INT "$apid"
-	wait "$apid"
-done
-a=$(median < "$tmp/alone")
-u=$(median < "$tmp/under")
-echo "python3 -c pass x20, its own CPU ms: alone $a, under sframe-agent -a $u," \
-	"ratio $(awk -v a="$a" -v u="$u" 'BEGIN { printf "%.2f", a ? u / a : 0 }')"
+part() {
+	[[ " $parts " == *" $1 "* ]]
+}
+
+if part startup; then
+	: > "$tmp/alone"
+	: > "$tmp/under"
+	for r in $(seq "$reps"); do
+		startup >> "$tmp/alone"
+		"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
+		apid=$!
+		sleep 2
+		startup >> "$tmp/under"
+		kill -INT "$apid"
+		wait "$apid"
+	done
+	a=$(median < "$tmp/alone")
+	u=$(median < "$tmp/under")
+	echo "python3 -c pass x20, its own CPU ms: alone $a, under sframe-agent -a $u," \
+		"ratio $(awk -v a="$a" -v u="$u" 'BEGIN { printf "%.2f", a ? u / a : 0 }')"
+fi
 
 # The agent's CPU with IDLE sleeping processes.
-pids=()
-for i in $(seq "$idle"); do
-	sleep 3600 &
-	pids+=($!)
-done
-: > "$tmp/idle"
-for r in $(seq "$reps"); do
-	"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
-	apid=$!
-	sleep 2
-	t0=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
-	sleep "$secs"
-	t1=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
-	kill -INT "$apid"
-	wait "$apid"
-	hz=$(getconf CLK_TCK)
-	awk -v d=$((t1 - t0)) -v hz="$hz" -v s="$secs" \
-		'BEGIN { printf "%.3f\n", 100 * d / hz / s }' >> "$tmp/idle"
-done
-kill "${pids[@]}" 2> /dev/null
-wait 2> /dev/null
-echo "sframe-agent -a with $idle idle processes: $(median < "$tmp/idle")% of one core" \
-	"over ${secs}s, after its attach"
+if part idle; then
+	pids=()
+	for i in $(seq "$idle"); do
+		sleep 3600 &
+		pids+=($!)
+	done
+	: > "$tmp/idle"
+	for r in $(seq "$reps"); do
+		"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
+		apid=$!
+		sleep 2
+		t0=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
+		sleep "$secs"
+		t1=$(awk '{ print $14 + $15 }' "/proc/$apid/stat")
+		kill -INT "$apid"
+		wait "$apid"
+		hz=$(getconf CLK_TCK)
+		awk -v d=$((t1 - t0)) -v hz="$hz" -v s="$secs" \
+			'BEGIN { printf "%.3f\n", 100 * d / hz / s }' >> "$tmp/idle"
+	done
+	kill "${pids[@]}" 2> /dev/null
+	wait 2> /dev/null
+	echo "sframe-agent -a with $idle idle processes: $(median < "$tmp/idle")% of one core" \
+		"over ${secs}s, after its attach"
+fi
 
 # libLLVM-14: first conversion, then from the cache.
-ll=$(dirname "$agent")/../sframe_jit/test-bin/jit_path.ll
-if command -v lli-14 > /dev/null && [ -f "$ll" ]; then
-	: > "$tmp/cold"
-	: > "$tmp/warm"
-	for r in $(seq "$reps"); do
-		lli-14 -jit-kind=mcjit "$ll" 100000000000 &
-		pid=$!
-		sleep 2
-		rm -rf "$tmp/llvm-cache"
-		t0=$(date +%s%N)
-		"$agent" --cache-dir="$tmp/llvm-cache" --once -p "$pid" 2> /dev/null
-		t1=$(date +%s%N)
-		kill "$pid"
-		wait "$pid" 2> /dev/null
-		lli-14 -jit-kind=mcjit "$ll" 100000000000 &
-		pid=$!
-		sleep 2
-		t2=$(date +%s%N)
-		"$agent" --cache-dir="$tmp/llvm-cache" --once -p "$pid" 2> /dev/null
-		t3=$(date +%s%N)
-		kill "$pid"
-		wait "$pid" 2> /dev/null
-		echo $(((t1 - t0) / 1000000)) >> "$tmp/cold"
-		echo $(((t3 - t2) / 1000000)) >> "$tmp/warm"
+if part llvm; then
+	ll=$(dirname "$agent")/../sframe_jit/test-bin/jit_path.ll
+	if command -v lli-14 > /dev/null && [ -f "$ll" ]; then
+		: > "$tmp/cold"
+		: > "$tmp/warm"
+		for r in $(seq "$reps"); do
+			lli-14 -jit-kind=mcjit "$ll" 100000000000 &
+			pid=$!
+			sleep 2
+			rm -rf "$tmp/llvm-cache"
+			t0=$(date +%s%N)
+			"$agent" --cache-dir="$tmp/llvm-cache" --once -p "$pid" 2> /dev/null
+			t1=$(date +%s%N)
+			kill "$pid"
+			wait "$pid" 2> /dev/null
+			lli-14 -jit-kind=mcjit "$ll" 100000000000 &
+			pid=$!
+			sleep 2
+			t2=$(date +%s%N)
+			"$agent" --cache-dir="$tmp/llvm-cache" --once -p "$pid" 2> /dev/null
+			t3=$(date +%s%N)
+			kill "$pid"
+			wait "$pid" 2> /dev/null
+			echo $(((t1 - t0) / 1000000)) >> "$tmp/cold"
+			echo $(((t3 - t2) / 1000000)) >> "$tmp/warm"
+		done
+		c=$(median < "$tmp/cold")
+		w=$(median < "$tmp/warm")
+		echo "sframe-agent --once -p lli-14 (libLLVM-14 and 10 others): first" \
+			"conversion $c ms, from the cache $w ms, ratio" \
+			"$(awk -v c="$c" -v w="$w" 'BEGIN { printf "%.2f", w ? c / w : 0 }')"
+	fi
+fi
+
+# pinned_kb N: KiB of kernel memory the tables of N python3 processes
+# leave charged to the agent's memory cgroup (see above).
+pinned_kb() {
+	local n=$1 cg=/sys/fs/cgroup/sframe-agent-bench-$1 i list kb
+	local procs=()
+
+	for i in $(seq "$n"); do
+		python3 -c 'while True: pass' &
+		procs+=($!)
 	done
-	c=$(median < "$tmp/cold")
-	w=$(median < "$tmp/warm")
-	echo "sframe-agent --once -p lli-14 (libLLVM-14 and 10 others): first" \
-		"conversion $c ms, from the cache $w ms, ratio" \
-		"$(awk -v c="$c" -v w="$w" 'BEGIN { printf "%.2f", w ? c / w : 0 }')"
+	sleep 1
+	list=$(IFS=,; echo "${procs[*]}")
+	mkdir "$cg" || return 1
+	(echo "$BASHPID" > "$cg/cgroup.procs" &&
+		exec "$agent" --cache-dir="$tmp/cache" --once -p "$list" \
+		2> /dev/null)
+	# memory.stat is exact once the kernel's periodic flush, every 2 s,
+	# has run since the last charge.
+	sleep 3
+	kb=$(awk '$1 == "vmalloc" || $1 == "slab_unreclaimable" { s += $2 }
+		END { printf "%d\n", s / 1024 }' "$cg/memory.stat")
+	kill "${procs[@]}"
+	wait "${procs[@]}" 2> /dev/null
+	rmdir "$cg"
+	echo "$kb"
+}
+
+if part pinned; then
+	[ -f /sys/fs/cgroup/cgroup.controllers ] ||
+		mount -t cgroup2 none /sys/fs/cgroup
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+	# The cache warm: the figures are the kernel's, not the conversion's.
+	pinned_kb 1 > /dev/null
+	: > "$tmp/pinned1"
+	: > "$tmp/pinnedn"
+	for r in $(seq "$reps"); do
+		pinned_kb 1 >> "$tmp/pinned1"
+		pinned_kb "$pinned_n" >> "$tmp/pinnedn"
+	done
+	p1=$(median < "$tmp/pinned1")
+	pn=$(median < "$tmp/pinnedn")
+	echo "kernel memory the tables pin, sframe-agent --once -p: 1 python3" \
+		"$p1 KiB, $pinned_n python3 $pn KiB, ratio" \
+		"$(awk -v a="$p1" -v b="$pn" 'BEGIN { printf "%.2f", a ? b / a : 0 }')"
 fi

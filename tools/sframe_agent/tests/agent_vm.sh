@@ -28,7 +28,8 @@
 #    code's samples reach main, whether they registered the code before
 #    the agent attached (read from the GDB list, and from libgcc's
 #    lists) or after (through the agent's uprobes); the deregistration
-#    removes the table;
+#    removes the table; a list of more objects than the agent reads is
+#    read up to its bound and reported;
 #
 #  - a program that spends its time calling through its PLT: the
 #    samples in the PLT's entry reach main (the .plt's FDE converted
@@ -233,6 +234,26 @@ for how in gdb frame; do
 	check $how-before "$jitleaf" '/jit_direct$' \
 		"$what, code announced before the attach" high
 done
+# The bound on the walk of libgcc's lists: 4100 objects that describe
+# no code registered before the code's own, which is then the list's
+# head (newest first).  The agent reads 4096 of them, the code's first,
+# and counts the process as one whose earlier registrations it did not
+# all read.
+JIT_DIRECT_PAD=4100 "$jit/jit_direct" frame "$jit/jit_blob" 0 30 \
+	> "$tmp/jit.out" &
+pid=$!
+settle "$pid"
+ag --once -p "$pid" 2> "$tmp/frame-pad.agent"
+kill "$pid"
+wait "$pid"
+sed 's/^/# /' "$tmp/frame-pad.agent"
+n=$(summary_field "$tmp/frame-pad.agent" "frames registered")
+none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
+	"$tmp/frame-pad.agent")
+unread=$(summary_field "$tmp/frame-pad.agent" "processes' earlier ones unread")
+[ "${n:-0}" = 1 ] && [ $((${n:-0} + ${none:-0})) = 4096 ] && [ "${unread:-0}" = 1 ]
+result $? "__register_frame(), 4101 objects before the attach: 4096 read, the code's first, the rest counted unread"
+
 jitrun gdb 0 30
 record jit-plain "$pid" || result 1 "perf record -p of the JIT"
 kill "$pid"

@@ -19,6 +19,11 @@
  * Then it takes the code back (the entry unlinked, or
  * __deregister_frame()), says "withdrawn" on its output, and waits to
  * be killed.
+ *
+ * With JIT_DIRECT_PAD=N in the environment, frame first registers N
+ * objects of a CIE and no FDE, so that libgcc's list of objects, newest
+ * first, holds N more behind the code's: what the agent's walk of the
+ * list must stop in.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -156,6 +161,36 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * An .eh_frame of one CIE (CFA = RSP + 8, the return address at CFA - 8)
+ * and no FDE, then the terminator: an object for libgcc's list that
+ * describes no code.
+ */
+static const uint32_t cie_only[] = {
+	12,			/* length */
+	0,			/* CIE id */
+	0x78010001,		/* version 1, "", code align 1, data -8 */
+	0x08070c10,		/* RA 16; DW_CFA_def_cfa rsp, 8 */
+	0,			/* terminator */
+};
+
+/* JIT_DIRECT_PAD objects of cie_only, each registered with libgcc. */
+static int pad_register(frame_fn *fn_register)
+{
+	const char *env = getenv("JIT_DIRECT_PAD");
+	long i, n = env ? atol(env) : 0;
+	void *copy;
+
+	for (i = 0; i < n; i++) {
+		copy = malloc(sizeof(cie_only));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, cie_only, sizeof(cie_only));
+		fn_register(copy);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct jit_code_entry entry;
@@ -195,6 +230,8 @@ int main(int argc, char **argv)
 		__jit_debug_descriptor.action_flag = JIT_REGISTER_FN;
 		__jit_debug_register_code();
 	} else {
+		if (pad_register(fn_register))
+			return 1;
 		fn_register(frame);
 	}
 
