@@ -338,57 +338,88 @@ TEST(compact_import_of_libllvm_reads_back_every_function, T_MEM)
  * sframe_jit_cfi_compact_caps(): every slot used, every rule named, and
  * each function's rows what the reader finds, its pieces joined.
  */
-static void compact_round_trip(const char *path, uint32_t min_funcs)
-{
-	struct sframe_jit_cfi_stats st = { .sz = sizeof(st) };
-	struct sframe_jit__func *funcs;
-	const struct sframe_jit_row *rows0;
+/* A file's converted table, imported into a compact registry. */
+struct imported {
+	void *img;
 	struct sframe_jit_cfi *cfi;
+	struct sframe_jit_cfi_stats st;
+	struct sframe_jit_opts opts;
 	struct test_backend tb;
 	struct sframe_jit *reg;
-	struct sframe_jit_func f;
-	struct sframe_jit_row *rows;
-	uint64_t lo, hi, base;
-	uint32_t i, nr_descs, nr_rows = 0;
-	size_t size;
-	void *img = file_read(path, &size);
-	int n;
+	uint64_t bias;		/* the registry's addresses less the table's */
+	int n;			/* functions */
+};
 
-	if (!img)
+/*
+ * @path's table, of more than @min_funcs functions, in a compact
+ * registry sized by sframe_jit_cfi_compact_caps(); skips without @path.
+ */
+static void compact_import(struct imported *im, const char *path,
+			   uint32_t min_funcs)
+{
+	struct sframe_jit_func f;
+	uint64_t lo, hi, base;
+	size_t size;
+
+	memset(im, 0, sizeof(*im));
+	im->img = file_read(path, &size);
+	if (!im->img)
 		test_skip("no %s to read", path);
-	n = sframe_jit_cfi_convert(img, size, &cfi);
-	ASSERT(n > (int)min_funcs);
-	ASSERT_EQ(sframe_jit_cfi_get_stats(cfi, &st), 0);
-	ASSERT_EQ(sframe_jit_cfi_func(cfi, 0, &f, &rows0), 0);
+	im->n = sframe_jit_cfi_convert(im->img, size, &im->cfi);
+	ASSERT(im->n > (int)min_funcs);
+	im->st.sz = sizeof(im->st);
+	ASSERT_EQ(sframe_jit_cfi_get_stats(im->cfi, &im->st), 0);
+	ASSERT_EQ(sframe_jit_cfi_func(im->cfi, 0, &f, NULL), 0);
 	lo = f.start;
-	ASSERT_EQ(sframe_jit_cfi_func(cfi, n - 1, &f, NULL), 0);
+	ASSERT_EQ(sframe_jit_cfi_func(im->cfi, im->n - 1, &f, NULL), 0);
 	hi = f.start + f.size;
 	base = arena(hi - lo + 0x1000);
+	im->bias = base - lo;
+	im->opts = (struct sframe_jit_opts) {
+		.sz = sizeof(im->opts),
+		.flags = SFRAME_JIT_F_COMPACT_RECORDS | SFRAME_JIT_F_SHARE_ROWS,
+	};
+	ASSERT_EQ(sframe_jit_cfi_compact_caps(im->cfi, &im->opts), 0);
+	test_backend_init(&im->tb);
+	im->reg = reg_new(&im->tb, base, base + (hi - lo), &im->opts);
+	ASSERT_EQ(sframe_jit_import_cfi(im->reg, im->cfi, im->bias), im->n);
+}
 
-	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
-			.flags = SFRAME_JIT_F_COMPACT_RECORDS |
-				 SFRAME_JIT_F_SHARE_ROWS);
-	ASSERT_EQ(sframe_jit_cfi_compact_caps(cfi, &opts), 0);
-	EXPECT(opts.fde_capacity >= (uint32_t)n);
-	EXPECT(opts.fre_capacity >= st.nr_shared_rows);
-	EXPECT(opts.rule_capacity > 10 && opts.rule_capacity < 10000);
+static void compact_import_free(struct imported *im)
+{
+	sframe_jit_destroy(im->reg);
+	test_backend_release(&im->tb);
+	sframe_jit_cfi_free(im->cfi);
+	free(im->img);
+}
+
+static void compact_round_trip(const char *path, uint32_t min_funcs)
+{
+	struct sframe_jit__func *funcs;
+	struct sframe_jit_row *rows;
+	struct sframe_jit_func f;
+	struct imported im;
+	uint32_t i, nr_descs, nr_rows = 0;
+
+	compact_import(&im, path, min_funcs);
+	EXPECT(im.opts.fde_capacity >= (uint32_t)im.n);
+	EXPECT(im.opts.fre_capacity >= im.st.nr_shared_rows);
+	EXPECT(im.opts.rule_capacity > 10 && im.opts.rule_capacity < 10000);
 	test_log("%s: %d functions, %u descriptors, %u rows, %u rules", path,
-		 n, opts.fde_capacity, opts.fre_capacity, opts.rule_capacity);
-	test_backend_init(&tb);
-	reg = reg_new(&tb, base, base + (hi - lo), &opts);
-	ASSERT_EQ(sframe_jit_import_cfi(reg, cfi, base - lo), n);
+		 im.n, im.opts.fde_capacity, im.opts.fre_capacity,
+		 im.opts.rule_capacity);
 	/* Sized exactly: every slot used, every rule named by a row. */
-	EXPECT_EQ(reg_hdr(&tb)->fde_count, opts.fde_capacity);
-	EXPECT_EQ(rules_named(reg_hdr(&tb)), opts.rule_capacity);
+	EXPECT_EQ(reg_hdr(&im.tb)->fde_count, im.opts.fde_capacity);
+	EXPECT_EQ(rules_named(reg_hdr(&im.tb)), im.opts.rule_capacity);
 
 	/* The table's functions, each with its own rows, for the reader. */
-	funcs = calloc(n, sizeof(*funcs));
-	rows = calloc(st.nr_rows, sizeof(*rows));
+	funcs = calloc(im.n, sizeof(*funcs));
+	rows = calloc(im.st.nr_rows, sizeof(*rows));
 	ASSERT(funcs && rows);
-	for (i = 0; i < (uint32_t)n; i++) {
+	for (i = 0; i < (uint32_t)im.n; i++) {
 		const struct sframe_jit_row *want;
 
-		ASSERT_EQ(sframe_jit_cfi_func(cfi, i, &f, &want), 0);
+		ASSERT_EQ(sframe_jit_cfi_func(im.cfi, i, &f, &want), 0);
 		funcs[i] = (struct sframe_jit__func) {
 			.start = f.start, .size = f.size,
 			.first_row = nr_rows, .nr_rows = f.nr_rows,
@@ -396,18 +427,15 @@ static void compact_round_trip(const char *path, uint32_t min_funcs)
 		memcpy(rows + nr_rows, want, f.nr_rows * sizeof(*rows));
 		nr_rows += f.nr_rows;
 	}
-	EXPECT_EQ(compare_functions(reg_hdr(&tb), funcs, n, rows, base - lo,
-				    &nr_descs), 0);
-	EXPECT_EQ(nr_descs, opts.fde_capacity);
+	EXPECT_EQ(compare_functions(reg_hdr(&im.tb), funcs, im.n, rows,
+				    im.bias, &nr_descs), 0);
+	EXPECT_EQ(nr_descs, im.opts.fde_capacity);
 	/* Under half the bytes of the version 1 registry of the same rows. */
-	EXPECT(reg->l.map_size * 2 <
-	       4096 + (uint64_t)n * 24 + st.nr_shared_rows * 16);
+	EXPECT(im.reg->l.map_size * 2 <
+	       4096 + (uint64_t)im.n * 24 + im.st.nr_shared_rows * 16);
 	free(funcs);
 	free(rows);
-	sframe_jit_destroy(reg);
-	test_backend_release(&tb);
-	sframe_jit_cfi_free(cfi);
-	free(img);
+	compact_import_free(&im);
 }
 
 /*
@@ -417,42 +445,21 @@ static void compact_round_trip(const char *path, uint32_t min_funcs)
  */
 TEST(compact_remove_in_any_order_takes_the_function_asked_for, T_MEM)
 {
-	const char *path = "/lib/x86_64-linux-gnu/libc.so.6";
-	struct sframe_jit_cfi *cfi;
-	struct test_backend tb;
-	struct sframe_jit *reg;
-	struct sframe_jit_func f;
 	struct sframe_jit_info info = { .sz = sizeof(info) };
-	uint64_t lo, hi, base, x = 0x9e3779b97f4a7c15ull, *at, t;
+	uint64_t x = 0x9e3779b97f4a7c15ull, *at, t;
+	struct sframe_jit_func f;
+	struct imported im;
 	uint32_t i, j;
-	size_t size;
-	void *img = file_read(path, &size);
-	int n;
 
-	if (!img)
-		test_skip("no %s to read", path);
-	n = sframe_jit_cfi_convert(img, size, &cfi);
-	ASSERT(n > 1000);
-	ASSERT_EQ(sframe_jit_cfi_func(cfi, 0, &f, NULL), 0);
-	lo = f.start;
-	ASSERT_EQ(sframe_jit_cfi_func(cfi, n - 1, &f, NULL), 0);
-	hi = f.start + f.size;
-	base = arena(hi - lo + 0x1000);
-	SFRAME_JIT_OPTS(sframe_jit_opts, opts,
-			.flags = SFRAME_JIT_F_COMPACT_RECORDS |
-				 SFRAME_JIT_F_SHARE_ROWS);
-	ASSERT_EQ(sframe_jit_cfi_compact_caps(cfi, &opts), 0);
-	test_backend_init(&tb);
-	reg = reg_new(&tb, base, base + (hi - lo), &opts);
-	ASSERT_EQ(sframe_jit_import_cfi(reg, cfi, base - lo), n);
-
-	at = calloc(n, sizeof(*at));
+	compact_import(&im, "/lib/x86_64-linux-gnu/libc.so.6", 1000);
+	at = calloc(im.n, sizeof(*at));
 	ASSERT(at);
-	for (i = 0; i < (uint32_t)n; i++) {
-		ASSERT_EQ(sframe_jit_cfi_func(cfi, i, &f, NULL), 0);
-		at[i] = f.start + (base - lo);
+	for (i = 0; i < (uint32_t)im.n; i++) {
+		ASSERT_EQ(sframe_jit_cfi_func(im.cfi, i, &f, NULL), 0);
+		at[i] = f.start + im.bias;
 	}
-	for (i = n - 1; i > 0; i--) {
+	/* A fixed shuffle, the same in every run. */
+	for (i = im.n - 1; i > 0; i--) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
@@ -461,22 +468,20 @@ TEST(compact_remove_in_any_order_takes_the_function_asked_for, T_MEM)
 		at[i] = at[j];
 		at[j] = t;
 	}
-	for (i = 0; i < (uint32_t)n; i++) {
-		EXPECT_EQ(sframe_jit_find(reg, at[i], NULL, NULL, 0), 0);
-		EXPECT_EQ(sframe_jit_remove(reg, at[i]), 0);
-		EXPECT_EQ(sframe_jit_remove(reg, at[i]), -ENOENT);
-		EXPECT_EQ(sframe_jit_find(reg, at[i], NULL, NULL, 0), -ENOENT);
+	for (i = 0; i < (uint32_t)im.n; i++) {
+		EXPECT_EQ(sframe_jit_find(im.reg, at[i], NULL, NULL, 0), 0);
+		EXPECT_EQ(sframe_jit_remove(im.reg, at[i]), 0);
+		EXPECT_EQ(sframe_jit_remove(im.reg, at[i]), -ENOENT);
+		EXPECT_EQ(sframe_jit_find(im.reg, at[i], NULL, NULL, 0),
+			  -ENOENT);
 		if (test_failed())
 			break;
 	}
-	ASSERT_EQ(sframe_jit_get_info(reg, &info), 0);
+	ASSERT_EQ(sframe_jit_get_info(im.reg, &info), 0);
 	EXPECT_EQ(info.nr_funcs, 0);
 	EXPECT_EQ(info.nr_tombstones, info.fde_capacity);
 	free(at);
-	sframe_jit_destroy(reg);
-	test_backend_release(&tb);
-	sframe_jit_cfi_free(cfi);
-	free(img);
+	compact_import_free(&im);
 }
 
 /*
