@@ -120,7 +120,7 @@ static int pids_add(struct pids *p, const char *arg)
 }
 
 /* One line of what was done, as perf prints its own at exit. */
-static void summary(const struct agent_stats *st)
+static void summary(struct agent_stats *st)
 {
 	fprintf(stderr, "sframe-agent: %lu process%s (%lu unreachable), ",
 		st->procs, st->procs == 1 ? "" : "es", st->procs_failed);
@@ -142,7 +142,10 @@ static void summary(const struct agent_stats *st)
 	fprintf(stderr, "cache: %lu loaded, %lu stored, %lu stale, ",
 		agent_cache_stats.hits, agent_cache_stats.stored,
 		agent_cache_stats.stale);
-	fprintf(stderr, "%lu evicted\n", agent_cache_stats.evicted);
+	fprintf(stderr, "%lu evicted; ", agent_cache_stats.evicted);
+	fprintf(stderr, "%lu new mappings given tables %.1f ms after their mmap, ",
+		st->delay.n, agent_delay_median_ms(&st->delay));
+	fprintf(stderr, "at most %.1f ms\n", st->delay.max_ns / 1e6);
 }
 
 /* The default directory of converted tables, as the XDG rules place it. */
@@ -286,14 +289,28 @@ static bool run_done(struct run *r)
 	return r->nr_pidfd && !left;
 }
 
+/*
+ * Until the processes it waits for are gone, or a signal ends it.  The
+ * loop sleeps until a record, a hit or an exit wakes it, with no
+ * timeout: SIGINT and SIGTERM are blocked but inside ppoll(), so that
+ * one that comes before the call is not lost.
+ */
 static void run_loop(struct run *r, struct agent_stats *st)
 {
 	struct pollfd pfd[MAX_POLL];
+	sigset_t block, old, wait;
 	int i, n;
 
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	wait = old;
+	sigdelset(&wait, SIGINT);
+	sigdelset(&wait, SIGTERM);
 	for (;;) {
 		n = run_fds(r, pfd);
-		poll(pfd, n, 200);
+		ppoll(pfd, n, NULL, &wait);
 		for (i = 0; i < r->nr_f; i++)
 			agent_follow_read(r->f[i], st);
 		agent_uprobe_read(st);
@@ -302,6 +319,7 @@ static void run_loop(struct run *r, struct agent_stats *st)
 		if (interrupted)
 			break;
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	for (i = 0; i < r->nr_f; i++)
 		agent_follow_read(r->f[i], st);
 }

@@ -121,6 +121,31 @@ int agent_unregister(int pidfd, uint64_t start, uint64_t end);
 bool agent_kernel_has_calls(void);
 
 /* What an attach did, summed over processes. */
+/* The waits agent_delay keeps, each 4 bytes; more are counted only. */
+#define AGENT_DELAY_MAX		(1u << 20)
+
+/**
+ * struct agent_delay - how long new mappings waited for their tables
+ * @us: the waits kept, in microseconds, in the order they ended.
+ * @nr: how many @us holds.
+ * @cap: its room.
+ * @n: waits counted.
+ * @max_ns: the longest.
+ *
+ * A wait runs from the mmap, as the kernel's record of it stamps it, to
+ * the return of the registration (follow.c).
+ */
+struct agent_delay {
+	uint32_t *us;
+	size_t nr;
+	size_t cap;
+	unsigned long n;
+	uint64_t max_ns;
+};
+
+void agent_delay_add(struct agent_delay *d, uint64_t since_ns);
+double agent_delay_median_ms(struct agent_delay *d);
+
 struct agent_stats {
 	unsigned long procs;
 	unsigned long execs;
@@ -142,6 +167,7 @@ struct agent_stats {
 	unsigned long frames_removed;	/* deregistrations that removed one */
 	unsigned long frames_unread;	/* processes whose earlier ones */
 	unsigned long lost;		/* side-band records the kernel lost */
+	struct agent_delay delay;	/* of mappings the records announced */
 };
 
 /* A process the agent gave tables to, and the ranges it registered. */

@@ -447,6 +447,15 @@ sed 's/^/# /' "$tmp/all.agent"
 execs=$(summary_field "$tmp/all.agent" execs)
 [ -n "$execs" ] && [ "$execs" -ge 202 ]
 result $? "sframe-agent -a saw every exec (at least 202: $execs)"
+# Each exec maps at least /bin/true, whose table the agent registers
+# after the record of its mmap: at least 200 waits, each of a clock the
+# record and the agent share (a median past 10 s is one misread).
+read -r waits median <<< "$(sed -n \
+	's/.* \([0-9]*\) new mappings given tables \([0-9.]*\) ms after.*/\1 \2/p' \
+	"$tmp/all.agent")"
+echo "# new mappings' tables: ${waits:-0}, a median ${median:-?} ms after their mmap"
+[ "${waits:-0}" -ge 200 ] && awk -v m="${median:-1e9}" 'BEGIN { exit !(m < 10000) }'
+result $? "sframe-agent -a times each new mapping's table from its mmap"
 check all-py "$pyexe" "$pyexe" "python3 started under -a" high
 check all-xz '/liblzma\.so[.0-9]*$' '/xz$' "xz started under -a" high
 kill "$pid" "$pypid" 2> /dev/null
