@@ -7,7 +7,10 @@
 #  - a target's start-up: the CPU time of "python3 -c pass" (its own,
 #    user and system, from its rusage), under sframe-agent -a against
 #    alone: nothing is injected, so the ratio should be 1.00 within
-#    noise;
+#    noise; and, to tell the kernel's share from the emulated machine's,
+#    under an agent stopped once attached and beside a busy loop;
+#  - how long a new process's mappings wait for their tables under -a,
+#    from each mmap to its registration, the cache warm;
 #  - the agent's own CPU with IDLE processes sleeping (default 200),
 #    over SECONDS (default 10) of -a, as a share of one core;
 #  - the conversion of libLLVM-14 the first time (no cache) against a
@@ -24,14 +27,14 @@
 #   agent_bench.sh AGENT
 #
 # REPS (default 5), IDLE, SECONDS_IDLE, PINNED_N; PARTS, the figures to
-# take (default "startup idle llvm pinned").
+# take (default "startup exec idle llvm pinned").
 set -uo pipefail
 
 agent=$1
 reps=${REPS:-5}
 idle=${IDLE:-200}
 secs=${SECONDS_IDLE:-10}
-parts=${PARTS:-startup idle llvm pinned}
+parts=${PARTS:-startup exec idle llvm pinned}
 pinned_n=${PINNED_N:-10}
 tmp=${SCRATCH:-/tmp}/agent-bench
 rm -rf "$tmp"
@@ -64,22 +67,87 @@ part() {
 	[[ " $parts " == *" $1 "* ]]
 }
 
+# ratio A B: B / A, to two places.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a ? b / a : 0 }'
+}
+
+# agent_ready [LOG]: start sframe-agent -a, its standard error to LOG
+# (default none), and wait for its first attach (--ready-fd, through a
+# FIFO of the guest's /tmp: 9p has none); its PID in apid.
+agent_ready() {
+	local ready
+
+	ready=$(mktemp -u /tmp/agent-ready.XXXXXX)
+	mkfifo "$ready" || return 1
+	"$agent" --cache-dir="$tmp/cache" --ready-fd=3 -a 2> "${1:-/dev/null}" \
+		3> "$ready" &
+	apid=$!
+	head -c 1 "$ready" > /dev/null
+	rm -f "$ready"
+}
+
+# The start-up, four ways in turn: alone; under -a; under -a stopped
+# (SIGSTOP once attached: its events stay open and the kernel still
+# writes the side-band records and registers nothing, but the agent
+# takes no CPU); alone beside a busy loop (what any work on the other
+# vCPU does to a target's CPU time under software emulation, where a
+# vCPU's time runs while its host thread waits for a host core).
 if part startup; then
 	: > "$tmp/alone"
 	: > "$tmp/under"
+	: > "$tmp/stopped"
+	: > "$tmp/busy"
 	for r in $(seq "$reps"); do
 		startup >> "$tmp/alone"
-		"$agent" --cache-dir="$tmp/cache" -a 2> /dev/null &
-		apid=$!
-		sleep 2
+		agent_ready
 		startup >> "$tmp/under"
+		kill -STOP "$apid"
+		startup >> "$tmp/stopped"
+		kill -CONT "$apid"
 		kill -INT "$apid"
 		wait "$apid"
+		bash -c 'while :; do :; done' &
+		bpid=$!
+		startup >> "$tmp/busy"
+		kill "$bpid"
+		wait "$bpid" 2> /dev/null
 	done
 	a=$(median < "$tmp/alone")
-	u=$(median < "$tmp/under")
-	echo "python3 -c pass x20, its own CPU ms: alone $a, under sframe-agent -a $u," \
-		"ratio $(awk -v a="$a" -v u="$u" 'BEGIN { printf "%.2f", a ? u / a : 0 }')"
+	for w in under stopped busy; do
+		u=$(median < "$tmp/$w")
+		echo "python3 -c pass x20, its own CPU ms: alone $a, $w $u," \
+			"ratio $(ratio "$a" "$u")"
+	done
+fi
+
+# How long a new process's mappings wait for their tables under -a, the
+# cache warm: 20 python3 -c pass, one after the other, and the agent's
+# summary (from each mapping's mmap, as the kernel's record stamps it,
+# to its registration): the median wait and the longest of each run.
+if part exec; then
+	agent_ready
+	python3 -c pass
+	kill -INT "$apid"
+	wait "$apid"
+	: > "$tmp/wait-median"
+	: > "$tmp/wait-max"
+	for r in $(seq "$reps"); do
+		agent_ready "$tmp/exec.log"
+		for i in $(seq 20); do
+			python3 -c pass
+		done
+		kill -INT "$apid"
+		wait "$apid"
+		sed -n 's/.* new mappings given tables \([0-9.]*\) ms after their mmap, at most \([0-9.]*\) ms.*/\1 \2/p' \
+			"$tmp/exec.log" > "$tmp/exec.wait"
+		read -r m x < "$tmp/exec.wait"
+		echo "${m:-0}" >> "$tmp/wait-median"
+		echo "${x:-0}" >> "$tmp/wait-max"
+	done
+	echo "sframe-agent -a, 20 python3 -c pass, the cache warm: a new mapping's" \
+		"table $(median < "$tmp/wait-median") ms after its mmap (median)," \
+		"at most $(median < "$tmp/wait-max") ms (median of the runs' longest)"
 fi
 
 # The agent's CPU with IDLE sleeping processes.
@@ -140,7 +208,7 @@ if part llvm; then
 		w=$(median < "$tmp/warm")
 		echo "sframe-agent --once -p lli-14 (libLLVM-14 and 10 others): first" \
 			"conversion $c ms, from the cache $w ms, ratio" \
-			"$(awk -v c="$c" -v w="$w" 'BEGIN { printf "%.2f", w ? c / w : 0 }')"
+			"$(ratio "$w" "$c")"
 	fi
 fi
 
@@ -186,6 +254,5 @@ if part pinned; then
 	p1=$(median < "$tmp/pinned1")
 	pn=$(median < "$tmp/pinnedn")
 	echo "kernel memory the tables pin, sframe-agent --once -p: 1 python3" \
-		"$p1 KiB, $pinned_n python3 $pn KiB, ratio" \
-		"$(awk -v a="$p1" -v b="$pn" 'BEGIN { printf "%.2f", a ? b / a : 0 }')"
+		"$p1 KiB, $pinned_n python3 $pn KiB, ratio $(ratio "$p1" "$pn")"
 fi
