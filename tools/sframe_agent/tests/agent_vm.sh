@@ -29,7 +29,8 @@
 #    the agent attached (read from the GDB list, and from libgcc's
 #    lists) or after (through the agent's uprobes); the deregistration
 #    removes the table; a list of more objects than the agent reads is
-#    read up to its bound and reported;
+#    read up to its bound and reported, and entries larger than it reads
+#    are counted without a table;
 #
 #  - a program that spends its time calling through its PLT: the
 #    samples in the PLT's entry reach main (the .plt's FDE converted
@@ -253,6 +254,23 @@ none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
 unread=$(summary_field "$tmp/frame-pad.agent" "processes' earlier ones unread")
 [ "${n:-0}" = 1 ] && [ $((${n:-0} + ${none:-0})) = 4096 ] && [ "${unread:-0}" = 1 ]
 result $? "__register_frame(), 4101 objects before the attach: 4096 read, the code's first, the rest counted unread"
+
+# The bound on one registration's entries: the code's behind a CIE of
+# 5 MiB, past the 4 MiB the agent reads of one.  Counted without a
+# table; read further, the entries would convert and register.
+JIT_DIRECT_BIG=$((5 << 20)) "$jit/jit_direct" frame "$jit/jit_blob" 0 30 \
+	> "$tmp/jit.out" &
+pid=$!
+settle "$pid"
+ag --once -p "$pid" 2> "$tmp/frame-big.agent"
+kill "$pid"
+wait "$pid"
+sed 's/^/# /' "$tmp/frame-big.agent"
+n=$(summary_field "$tmp/frame-big.agent" "frames registered")
+none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
+	"$tmp/frame-big.agent")
+[ "${n:-1}" = 0 ] && [ "${none:-0}" = 1 ]
+result $? "__register_frame() of 5 MiB of entries: past the 4 MiB read, counted without a table"
 
 jitrun gdb 0 30
 record jit-plain "$pid" || result 1 "perf record -p of the JIT"

@@ -23,7 +23,9 @@
  * With JIT_DIRECT_PAD=N in the environment, frame first registers N
  * objects of a CIE and no FDE, so that libgcc's list of objects, newest
  * first, holds N more behind the code's: what the agent's walk of the
- * list must stop in.
+ * list must stop in.  With JIT_DIRECT_BIG=BYTES, frame registers a copy
+ * of the entries behind a CIE of BYTES, its FDEs' pc-relative starts
+ * made right for where the copy is: entries larger than the agent reads.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -191,6 +193,56 @@ static int pad_register(frame_fn *fn_register)
 	return 0;
 }
 
+/* The bytes of .eh_frame's entries at @p, the terminator left out. */
+static size_t entries_len(const unsigned char *p)
+{
+	uint32_t len;
+	size_t n = 0;
+
+	for (;;) {
+		memcpy(&len, p + n, sizeof(len));
+		if (!len)
+			return n;
+		n += 4 + len;
+	}
+}
+
+/*
+ * A copy of the entries at @frame behind a CIE of @big bytes (a CIE, a
+ * frameless rule, and DW_CFA_nop to its end), then the terminator.  The
+ * blob's FDEs start with a pc-relative 4-byte address (gcc's "zR" with
+ * DW_EH_PE_pcrel | DW_EH_PE_sdata4): each is moved by what its field
+ * moved.
+ */
+static void *big_copy(const unsigned char *frame, size_t big)
+{
+	size_t len = entries_len(frame), off;
+	unsigned char *p, *want;
+	uint32_t n, id;
+	int32_t pc;
+
+	/* 64 MiB above the blob: within a pc-relative 4-byte reach. */
+	want = (unsigned char *)(((uintptr_t)frame & ~4095UL) + (64UL << 20));
+	p = mmap(want, big + len + 4, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != want)
+		return NULL;
+	memcpy(p, cie_only, 16);
+	n = big - 4;
+	memcpy(p, &n, sizeof(n));
+	memcpy(p + big, frame, len);
+	for (off = 0; off < len; off += 4 + n) {
+		memcpy(&n, frame + off, sizeof(n));
+		memcpy(&id, frame + off + 4, sizeof(id));
+		if (!id)
+			continue;
+		memcpy(&pc, p + big + off + 8, sizeof(pc));
+		pc += (intptr_t)(frame + off) - (intptr_t)(p + big + off);
+		memcpy(p + big + off + 8, &pc, sizeof(pc));
+	}
+	return p;
+}
+
 int main(int argc, char **argv)
 {
 	static struct jit_code_entry entry;
@@ -232,6 +284,11 @@ int main(int argc, char **argv)
 	} else {
 		if (pad_register(fn_register))
 			return 1;
+		if (getenv("JIT_DIRECT_BIG")) {
+			frame = big_copy(frame, atol(getenv("JIT_DIRECT_BIG")));
+			if (!frame)
+				return 1;
+		}
 		fn_register(frame);
 	}
 
