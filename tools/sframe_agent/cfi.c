@@ -17,8 +17,8 @@
  * agent_cfi_register() - register a converted table for the code it covers
  * @p: the process whose code it is.
  * @cfi: the table, at the code's addresses.
- * @startp: set to the first byte registered, on success.
- * @endp: set to the end of the range, on success.
+ * @startp: set to the first byte registered, on success and on -EACCES.
+ * @endp: set to the end of the range, on success and on -EACCES.
  * @st: its rows and bytes, added to on success.
  *
  * Return: 0; -ENOENT for a table of no function; the errors of
@@ -43,9 +43,11 @@ int agent_cfi_register(struct agent_proc *p, const struct sframe_jit_cfi *cfi,
 	if (!err)
 		err = agent_register(p->pidfd, &t, 0, lo.start,
 				     hi.start + hi.size);
-	if (!err) {
+	if (!err || err == -EACCES) {
 		*startp = lo.start;
 		*endp = hi.start + hi.size;
+	}
+	if (!err) {
 		sframe_jit_cfi_get_stats(cfi, &cs);
 		st->rows += cs.nr_rows;
 		st->bytes += t.sframe_size;

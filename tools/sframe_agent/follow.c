@@ -190,7 +190,10 @@ double agent_delay_median_ms(struct agent_delay *d)
 	return d->us[(d->nr - 1) / 2] / 1000.0;
 }
 
-/* An mmap2 record: the mapping, if it is code. */
+/*
+ * An mmap2 record: the mapping, if it is code, and what waited for its
+ * range to be executable (mprotect(2) to executable gives one too).
+ */
 static void follow_mmap2(const char *rec, struct agent_stats *st)
 {
 	const struct {
@@ -212,6 +215,9 @@ static void follow_mmap2(const char *rec, struct agent_stats *st)
 
 	if (!(r->prot & PROT_EXEC))
 		return;
+	p = agent_proc_find(r->pid);
+	if (p && p->nr_eh)
+		agent_frames_exec(p, m.start, m.end, st);
 	if (!strcmp(r->filename, "[vdso]"))
 		m.path = NULL;
 	else if (r->filename[0] == '/')

@@ -8,7 +8,10 @@
  * records the first argument, the entries' address: a registration is
  * read with process_vm_readv(), converted and registered, a
  * deregistration unregisters.  The JIT does not wait: its code runs
- * without its table until the agent has read the hit.
+ * without its table until the agent has read the hit.  Code that is not
+ * executable yet when the hit is read (RuntimeDyld registers before it
+ * makes its code executable, and the kernel takes tables only for
+ * executable code) is registered at the mapping that makes it so.
  *
  * What was registered before the agent came is in libgcc's two lists,
  * static variables no symbol names.  The only code that reads them
@@ -242,9 +245,18 @@ static int eh_register(struct agent_proc *p, struct agent_eh_obj *o,
 
 static void eh_drop(struct agent_proc *p, struct agent_eh_obj *o)
 {
-	if (o->end)
+	if (o->end && !o->waiting)
 		agent_unregister(p->pidfd, o->start, o->end);
 	*o = p->eh[--p->nr_eh];
+}
+
+static void eh_registered(struct agent_proc *p, struct agent_eh_obj *o,
+			  struct agent_stats *st)
+{
+	st->frames++;
+	agent_log(2, "%d: frame %#llx: registered %#llx-%#llx\n",
+		  (int)p->pid, (unsigned long long)o->begin,
+		  (unsigned long long)o->start, (unsigned long long)o->end);
 }
 
 /* A registration, with what is left of a walk's @budget (or none). */
@@ -261,16 +273,21 @@ static void eh_add(struct agent_proc *p, uint64_t begin,
 		return;
 	err = eh_register(p, o, st, budget);
 	if (!err) {
-		st->frames++;
-		agent_log(2, "%d: frame %#llx: registered %#llx-%#llx\n",
-			  (int)p->pid, (unsigned long long)begin,
-			  (unsigned long long)o->start,
-			  (unsigned long long)o->end);
+		eh_registered(p, o, st);
 		return;
 	}
 	st->frames_none++;
 	agent_log(2, "%d: frame %#llx: %s\n", (int)p->pid,
 		  (unsigned long long)begin, strerror(-err));
+	/*
+	 * Code not mapped executable yet: LLVM's RuntimeDyld hands its
+	 * entries to libgcc before its memory manager makes the code
+	 * executable.  Tried again at the mapping that makes it so.
+	 */
+	if (err == -EACCES) {
+		o->waiting = true;
+		return;
+	}
 	/* Kept, rangeless: its deregistration is then known. */
 	o->start = 0;
 	o->end = 0;
@@ -301,7 +318,7 @@ void agent_frames_remove(struct agent_proc *p, uint64_t begin,
 
 	if (!o)
 		return;
-	if (o->end)
+	if (o->end && !o->waiting)
 		st->frames_removed++;
 	agent_log(2, "%d: frame %#llx: removed\n", (int)p->pid,
 		  (unsigned long long)begin);
@@ -391,6 +408,43 @@ void agent_frames_attach(struct agent_proc *p, const struct agent_table *t,
 		st->frames_unread++;
 		agent_log(1, "%d: %s: its registered frames: %s\n",
 			  (int)p->pid, m->path, strerror(-err));
+	}
+}
+
+/**
+ * agent_frames_exec() - code became executable: what waited for it
+ * @p: the process.
+ * @start: the start of a mapping made or made executable.
+ * @end: its end.
+ * @st: what was done, added to.
+ *
+ * Registrations whose code was not executable when their hit was read
+ * are read and registered again, each at the first mapping that meets
+ * its range: a process can make the agent read an object again only by
+ * mapping code over it.
+ */
+void agent_frames_exec(struct agent_proc *p, uint64_t start, uint64_t end,
+		       struct agent_stats *st)
+{
+	struct agent_eh_obj *o;
+	size_t i;
+	int err;
+
+	for (i = 0; i < p->nr_eh; i++) {
+		o = &p->eh[i];
+		if (!o->waiting || o->end <= start || o->start >= end)
+			continue;
+		err = eh_register(p, o, st, NULL);
+		if (err == -EACCES)
+			continue;
+		o->waiting = false;
+		if (err) {
+			o->start = 0;
+			o->end = 0;
+			continue;
+		}
+		st->frames_none--;
+		eh_registered(p, o, st);
 	}
 }
 

@@ -105,6 +105,7 @@ static void jit_obj_add(struct agent_proc *p, const struct jit_code_entry *e,
 		agent_log(2, "%d: JIT object at %#llx: registered\n",
 			  (int)p->pid, (unsigned long long)o->start);
 	} else {
+		o->end = 0;
 		st->jit_none++;
 		agent_log(2, "%d: JIT object of %llu bytes: %s\n", (int)p->pid,
 			  (unsigned long long)o->size, strerror(-err));

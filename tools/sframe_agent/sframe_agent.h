@@ -190,6 +190,7 @@ struct agent_eh_obj {
 	uint64_t begin;		/* its .eh_frame entries */
 	uint64_t start;
 	uint64_t end;		/* 0: nothing registered for it */
+	bool waiting;		/* [start, end) not executable yet */
 };
 
 struct agent_proc {
@@ -276,6 +277,8 @@ void agent_frames_add(struct agent_proc *p, uint64_t begin,
 		      struct agent_stats *st);
 void agent_frames_remove(struct agent_proc *p, uint64_t begin,
 			 struct agent_stats *st);
+void agent_frames_exec(struct agent_proc *p, uint64_t start, uint64_t end,
+		       struct agent_stats *st);
 void agent_frames_forget(struct agent_proc *p);
 
 /*
