@@ -556,6 +556,7 @@ int main(int argc, char **argv)
 	agent_uprobes_close();
 	agent_procs_free();
 	agent_tables_free();
+	free(st.delay.us);
 	free(pids.pid);
 	return ret;
 }
