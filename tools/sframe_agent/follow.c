@@ -114,18 +114,19 @@ nomem:
 /**
  * agent_follow_fds() - the descriptors to poll for records
  * @f: the follower.
- * @fds: filled with up to @max descriptors.
- * @max: room at @fds.
+ * @pfd: filled with up to @max of them; NULL to count them.
+ * @max: room at @pfd.
  *
- * Return: how many.
+ * Return: how many it has, one per CPU.
  */
-int agent_follow_fds(const struct agent_follow *f, int *fds, int max)
+int agent_follow_fds(const struct agent_follow *f, struct pollfd *pfd,
+		     int max)
 {
 	int i;
 
-	for (i = 0; i < f->nr && i < max; i++)
-		fds[i] = f->cpu[i].fd;
-	return i;
+	for (i = 0; pfd && i < f->nr && i < max; i++)
+		pfd[i] = (struct pollfd){ .fd = f->cpu[i].fd, .events = POLLIN };
+	return f->nr;
 }
 
 /* The time that ends a record (sample_id_all, PERF_SAMPLE_TIME alone). */

@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -233,124 +232,6 @@ static void attach_all(struct agent_stats *st)
 	closedir(dir);
 }
 
-/* Set by the handler, read by the loop: sig_atomic_t, as C requires. */
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	interrupted = sig;
-}
-
-#define MAX_POLL	64
-
-/*
- * What the agent follows until the end: its followers, and the pidfds
- * of the processes it waits for (readable once they exit).
- */
-struct run {
-	struct agent_follow *f[MAX_POLL / 4];
-	int nr_f;
-	int pidfd[MAX_POLL / 2];
-	int nr_pidfd;
-};
-
-static int run_fds(const struct run *r, struct pollfd *pfd)
-{
-	int fds[MAX_POLL], n = 0, i, k;
-
-	for (i = 0; i < r->nr_f; i++)
-		n += agent_follow_fds(r->f[i], fds + n, MAX_POLL / 4 - n);
-	n += agent_uprobe_fds(fds + n, MAX_POLL / 2 - n);
-	for (i = 0; i < r->nr_pidfd; i++)
-		if (r->pidfd[i] >= 0)
-			fds[n++] = r->pidfd[i];
-	for (k = 0; k < n; k++)
-		pfd[k] = (struct pollfd){ .fd = fds[k], .events = POLLIN };
-	return n;
-}
-
-/* Have the processes it waits for exited? */
-static bool run_done(struct run *r)
-{
-	struct pollfd p;
-	int i, left = 0;
-
-	for (i = 0; i < r->nr_pidfd; i++) {
-		p = (struct pollfd){ .fd = r->pidfd[i], .events = POLLIN };
-		if (r->pidfd[i] < 0)
-			continue;
-		if (poll(&p, 1, 0) == 1) {
-			close(r->pidfd[i]);
-			r->pidfd[i] = -1;
-		} else {
-			left++;
-		}
-	}
-	return r->nr_pidfd && !left;
-}
-
-/*
- * Until the processes it waits for are gone, or a signal ends it.  The
- * loop sleeps until a record, a hit or an exit wakes it, with no
- * timeout: SIGINT and SIGTERM are blocked but inside ppoll(), so that
- * one that comes before the call is not lost.
- */
-static void run_loop(struct run *r, struct agent_stats *st)
-{
-	struct pollfd pfd[MAX_POLL];
-	sigset_t block, old, wait;
-	int i, n;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	wait = old;
-	sigdelset(&wait, SIGINT);
-	sigdelset(&wait, SIGTERM);
-	for (;;) {
-		n = run_fds(r, pfd);
-		ppoll(pfd, n, NULL, &wait);
-		for (i = 0; i < r->nr_f; i++)
-			agent_follow_read(r->f[i], st);
-		agent_uprobe_read(st);
-		if (run_done(r))
-			break;
-		if (interrupted)
-			break;
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	for (i = 0; i < r->nr_f; i++)
-		agent_follow_read(r->f[i], st);
-}
-
-static int follow_add(struct run *r, pid_t pid)
-{
-	int err;
-
-	if (r->nr_f == MAX_POLL / 4)
-		return -E2BIG;
-	err = agent_follow_open(pid, &r->f[r->nr_f]);
-	if (err) {
-		agent_log(0, "cannot follow %s: %s\n",
-			  pid > 0 ? "the process" : "processes", strerror(-err));
-		return err;
-	}
-	r->nr_f++;
-	return 0;
-}
-
-static void run_close(struct run *r)
-{
-	int i;
-
-	for (i = 0; i < r->nr_f; i++)
-		agent_follow_close(r->f[i]);
-	for (i = 0; i < r->nr_pidfd; i++)
-		if (r->pidfd[i] >= 0)
-			close(r->pidfd[i]);
-}
-
 /* The descriptor --ready-fd names, or -1. */
 static int ready_fd = -1;
 
@@ -388,42 +269,48 @@ static void ready(void)
 /* -p: attach, then follow until they exit. */
 static int mode_pids(const struct pids *p, bool once, struct agent_stats *st)
 {
-	struct run r = { 0 };
+	struct agent_run r;
 	size_t i;
 	int ret = 0;
 
-	if (p->nr > MAX_POLL / 4) {
-		agent_log(0, "at most %d processes to follow\n", MAX_POLL / 4);
-		return 2;
+	if (agent_run_init(&r, p->nr)) {
+		agent_log(0, "%s\n", strerror(ENOMEM));
+		return 1;
 	}
 	/* First, so that nothing mapped during the attach is missed. */
 	for (i = 0; i < p->nr && !once; i++)
-		follow_add(&r, p->pid[i]);
+		agent_run_follow(&r, p->pid[i]);
 	for (i = 0; i < p->nr; i++) {
 		attach_one(p->pid[i], st, false);
-		r.pidfd[r.nr_pidfd++] = agent_pidfd_open(p->pid[i]);
+		agent_run_wait(&r, p->pid[i]);
 	}
 	if (st->procs_failed)
 		ret = 1;
 	ready();
 	if (!once && r.nr_f)
-		run_loop(&r, st);
-	run_close(&r);
+		agent_run_loop(&r, st);
+	agent_run_close(&r);
 	return ret;
 }
 
 /* -a: every process, and those to come. */
 static int mode_all(bool once, struct agent_stats *st)
 {
-	struct run r = { 0 };
+	struct agent_run r;
 
-	if (!once && follow_add(&r, -1))
+	if (agent_run_init(&r, 1)) {
+		agent_log(0, "%s\n", strerror(ENOMEM));
 		return 1;
+	}
+	if (!once && agent_run_follow(&r, -1)) {
+		agent_run_close(&r);
+		return 1;
+	}
 	attach_all(st);
 	ready();
 	if (!once)
-		run_loop(&r, st);
-	run_close(&r);
+		agent_run_loop(&r, st);
+	agent_run_close(&r);
 	return 0;
 }
 
@@ -433,7 +320,7 @@ static int mode_all(bool once, struct agent_stats *st)
  */
 static int mode_cmd(char **argv, struct agent_stats *st)
 {
-	struct run r = { 0 };
+	struct agent_run r;
 	pid_t prog;
 	int err;
 
@@ -448,11 +335,14 @@ static int mode_cmd(char **argv, struct agent_stats *st)
 	/* COMMAND takes its own signals; the agent follows it to its end. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
-	follow_add(&r, prog);
-	r.pidfd[r.nr_pidfd++] = agent_pidfd_open(prog);
-	if (agent_start_run(prog, st) == 0)
-		run_loop(&r, st);
-	run_close(&r);
+	err = agent_run_init(&r, 1);
+	if (!err) {
+		agent_run_follow(&r, prog);
+		agent_run_wait(&r, prog);
+	}
+	if (agent_start_run(prog, st) == 0 && !err)
+		agent_run_loop(&r, st);
+	agent_run_close(&r);
 	return 0;
 }
 
@@ -542,8 +432,7 @@ int main(int argc, char **argv)
 	agent_all = all;
 	if (cache)
 		cache_setup(cache_dir, cache_size);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	agent_run_signals();
 	if (pids.nr)
 		ret = mode_pids(&pids, once, &st);
 	else if (all)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <libelf.h>
+#include <poll.h>
 #include <sys/types.h>
 
 /* One executable mapping of a process, as /proc/PID/maps shows it. */
@@ -248,9 +249,30 @@ void agent_ring_close(struct agent_ring *r);
 struct agent_follow;
 
 int agent_follow_open(pid_t pid, struct agent_follow **fp);
-int agent_follow_fds(const struct agent_follow *f, int *fds, int max);
+int agent_follow_fds(const struct agent_follow *f, struct pollfd *pfd,
+		     int max);
 void agent_follow_read(struct agent_follow *f, struct agent_stats *st);
 void agent_follow_close(struct agent_follow *f);
+
+/*
+ * A run: what the agent follows and the processes whose exit ends it
+ * (run.c).
+ */
+struct agent_run {
+	struct agent_follow **f;
+	int nr_f;
+	int *pidfd;
+	int nr_pidfd;
+	struct pollfd *pfd;
+	int cap_pfd;
+};
+
+void agent_run_signals(void);
+int agent_run_init(struct agent_run *r, size_t procs);
+int agent_run_follow(struct agent_run *r, pid_t pid);
+void agent_run_wait(struct agent_run *r, pid_t pid);
+void agent_run_loop(struct agent_run *r, struct agent_stats *st);
+void agent_run_close(struct agent_run *r);
 
 int agent_exec(char **argv, pid_t *pidp);
 int agent_start_run(pid_t pid, struct agent_stats *st);
@@ -294,7 +316,7 @@ enum agent_probe_kind {
 int agent_uprobe_add(pid_t pid, const struct agent_map *m,
 		     const struct agent_table *t, uint64_t vaddr,
 		     enum agent_probe_kind kind);
-int agent_uprobe_fds(int *fds, int max);
+int agent_uprobe_fds(struct pollfd *pfd, int max);
 void agent_uprobe_read(struct agent_stats *st);
 void agent_uprobes_close(void);
 extern bool agent_uprobes_on;

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -170,18 +171,22 @@ int agent_uprobe_add(pid_t pid, const struct agent_map *m,
 
 /**
  * agent_uprobe_fds() - the descriptors to poll for hits
- * @fds: filled with up to @max descriptors.
- * @max: room at @fds.
+ * @pfd: filled with up to @max of them; NULL to count them.
+ * @max: room at @pfd.
  *
- * Return: how many.
+ * Return: how many there are, one per probe and CPU.
  */
-int agent_uprobe_fds(int *fds, int max)
+int agent_uprobe_fds(struct pollfd *pfd, int max)
 {
 	int i, j, n = 0;
 
 	for (i = 0; i < nr_probes; i++)
-		for (j = 0; j < probes[i].nr && n < max; j++)
-			fds[n++] = probes[i].ring[j].fd;
+		for (j = 0; j < probes[i].nr; j++, n++)
+			if (pfd && n < max)
+				pfd[n] = (struct pollfd){
+					.fd = probes[i].ring[j].fd,
+					.events = POLLIN,
+				};
 	return n;
 }
 
