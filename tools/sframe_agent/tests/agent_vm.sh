@@ -18,6 +18,8 @@
 #  - -a with 50 processes of 5 programs (python3, xz, perl, mawk, bash),
 #    recorded system-wide once the agent has attached: each program's
 #    samples reach main;
+#  - -p following 20 processes: the last loads a library well after the
+#    attach, and its samples in it reach main;
 #  - perf record --call-graph=sframe starting the agent itself, for -p,
 #    -a and a workload;
 #  - errors: no such process, and a caller that may not attach.
@@ -29,8 +31,10 @@
 #    the agent attached (read from the GDB list, and from libgcc's
 #    lists) or after (through the agent's uprobes); the deregistration
 #    removes the table; a list of more objects than the agent reads is
-#    read up to its bound and reported, and entries larger than it reads
-#    are counted without a table;
+#    read up to its bound and reported, entries larger than it reads
+#    and objects past what a walk reads in all are counted without a
+#    table, and code registered before it is executable gets its table
+#    once it is;
 #
 #  - a program that spends its time calling through its PLT: the
 #    samples in the PLT's entry reach main (the .plt's FDE converted
@@ -235,42 +239,73 @@ for how in gdb frame; do
 	check $how-before "$jitleaf" '/jit_direct$' \
 		"$what, code announced before the attach" high
 done
+# frame_bound NAME ENV=VALUE...: the JIT, which registers with ENV set,
+# attached --once -v -v, the agent's log in $tmp/NAME.agent; its
+# summary's counts of frames in n, none and unread.
+frame_bound() {
+	local name=$1
+
+	shift
+	env "$@" "$jit/jit_direct" frame "$jit/jit_blob" 0 30 \
+		> "$tmp/jit.out" &
+	pid=$!
+	settle "$pid"
+	ag -v -v --once -p "$pid" 2> "$tmp/$name.agent.all"
+	grep -v ': registered \|: No such file or directory$' \
+		"$tmp/$name.agent.all" > "$tmp/$name.agent"
+	kill "$pid"
+	wait "$pid"
+	sed 's/^/# /' "$tmp/$name.agent"
+	n=$(summary_field "$tmp/$name.agent" "frames registered")
+	none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
+		"$tmp/$name.agent")
+	unread=$(summary_field "$tmp/$name.agent" "processes' earlier ones unread")
+}
+
 # The bound on the walk of libgcc's lists: 4100 objects that describe
 # no code registered before the code's own, which is then the list's
 # head (newest first).  The agent reads 4096 of them, the code's first,
 # and counts the process as one whose earlier registrations it did not
 # all read.
-JIT_DIRECT_PAD=4100 "$jit/jit_direct" frame "$jit/jit_blob" 0 30 \
-	> "$tmp/jit.out" &
-pid=$!
-settle "$pid"
-ag --once -p "$pid" 2> "$tmp/frame-pad.agent"
-kill "$pid"
-wait "$pid"
-sed 's/^/# /' "$tmp/frame-pad.agent"
-n=$(summary_field "$tmp/frame-pad.agent" "frames registered")
-none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
-	"$tmp/frame-pad.agent")
-unread=$(summary_field "$tmp/frame-pad.agent" "processes' earlier ones unread")
+frame_bound frame-pad JIT_DIRECT_PAD=4100
 [ "${n:-0}" = 1 ] && [ $((${n:-0} + ${none:-0})) = 4096 ] && [ "${unread:-0}" = 1 ]
 result $? "__register_frame(), 4101 objects before the attach: 4096 read, the code's first, the rest counted unread"
 
 # The bound on one registration's entries: the code's behind a CIE of
 # 5 MiB, past the 4 MiB the agent reads of one.  Counted without a
 # table; read further, the entries would convert and register.
-JIT_DIRECT_BIG=$((5 << 20)) "$jit/jit_direct" frame "$jit/jit_blob" 0 30 \
-	> "$tmp/jit.out" &
-pid=$!
-settle "$pid"
-ag --once -p "$pid" 2> "$tmp/frame-big.agent"
-kill "$pid"
-wait "$pid"
-sed 's/^/# /' "$tmp/frame-big.agent"
-n=$(summary_field "$tmp/frame-big.agent" "frames registered")
-none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
-	"$tmp/frame-big.agent")
+frame_bound frame-big JIT_DIRECT_BIG=$((5 << 20))
 [ "${n:-1}" = 0 ] && [ "${none:-0}" = 1 ]
 result $? "__register_frame() of 5 MiB of entries: past the 4 MiB read, counted without a table"
+
+# The bound on what a walk of the lists reads in all: 24 objects of
+# 3 MiB registered before the code's, some 100 MiB to read against the
+# 64 MiB a walk may.  The code's is read first; those past the bound are
+# not read, each counted without a table ("Argument list too long").
+frame_bound frame-walk JIT_DIRECT_PAD=24 JIT_DIRECT_PAD_SIZE=$((3 << 20))
+big=$(grep -c 'frame 0x[0-9a-f]*: Argument list too long$' "$tmp/frame-walk.agent")
+[ "${n:-0}" = 1 ] && [ "${none:-0}" = 24 ] && [ "$big" -ge 1 ] && [ "$big" -lt 24 ]
+result $? "__register_frame(), 24 objects of 3 MiB before the attach: the walk stops reading at 64 MiB"
+
+# Code registered before it is executable, as LLVM's RuntimeDyld does:
+# the kernel takes no table for code not mapped executable, so the agent
+# registers it at the mprotect() that makes it so, a second after the
+# registration it has read by then.
+export JIT_DIRECT_LATE=1000
+jitrun frame 1500 4
+unset JIT_DIRECT_LATE
+ag -v -v -p "$pid" 2> "$tmp/frame-late.agent" &
+apid=$!
+withdrawn "$tmp/frame-late.agent" 'frame 0x5a0002000: removed'
+kill "$pid"
+wait "$pid"
+wait "$apid"
+grep -v ': registered$' "$tmp/frame-late.agent" | sed 's/^/# /'
+n=$(summary_field "$tmp/frame-late.agent" "frames registered")
+none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
+	"$tmp/frame-late.agent")
+[ "${n:-0}" = 1 ] && [ "${none:-1}" = 0 ]
+result $? "__register_frame() of code not executable yet: registered once it is"
 
 jitrun gdb 0 30
 record jit-plain "$pid" || result 1 "perf record -p of the JIT"
@@ -306,8 +341,9 @@ if [ -n "$ll" ]; then
 	wait "$pid"
 	# Not through ag(): lli is to be this shell's child, the agent
 	# exec'd into it; the agent's helper writes the summary once lli
-	# has exited.
-	"$agent" --cache-dir="$tmp/cache" -v -- lli-14 "$ll" 100000000000 \
+	# has exited.  ORC's RuntimeDyld registers its object before it
+	# makes the code executable: -v -v says when each was registered.
+	"$agent" --cache-dir="$tmp/cache" -v -v -- lli-14 "$ll" 100000000000 \
 		2> "$tmp/lli-orc.agent" &
 	pid=$!
 	jit_code "$pid"
@@ -352,6 +388,30 @@ result $? "sframe-agent -p follows a process until it exits, status 0"
 sed 's/^/# /' "$tmp/follow.agent"
 check follow '/libbz2\.so[.0-9]*$' "$pyexe" \
 	"libbz2, loaded after the agent attached" high
+
+# Following many: 19 idle processes, then the same python3, in one -p
+# list.  Each process's rings, one per CPU, are in the agent's poll set
+# however many there are; one left out would not wake the agent when
+# python3, last, loads libbz2 well after the attach.
+sleeps=
+for i in $(seq 19); do
+	sleep 300 &
+	sleeps="$sleeps $!"
+done
+/usr/bin/python3 -c "${bz/time.sleep(2)/time.sleep(8)}" &
+pid=$!
+settle "$pid"
+ag -v -p "$(echo $sleeps | tr ' ' ,),$pid" 2> "$tmp/follow20.agent" &
+apid=$!
+sleep 9
+record follow20 "$pid" || result 1 "perf record -p of python3 importing bz2"
+kill "$pid" $sleeps
+wait "$pid" $sleeps
+wait "$apid"
+result $? "sframe-agent -p follows 20 processes until they exit, status 0"
+sed 's/^/# /' "$tmp/follow20.agent"
+check follow20 '/libbz2\.so[.0-9]*$' "$pyexe" \
+	"libbz2, loaded after the agent attached to 20 processes" high
 
 # perf record --call-graph=sframe starts the agent itself (named by
 # PERF_SFRAME_AGENT here, sframe-agent in $PATH otherwise): -p waits for

@@ -23,9 +23,14 @@
  * With JIT_DIRECT_PAD=N in the environment, frame first registers N
  * objects of a CIE and no FDE, so that libgcc's list of objects, newest
  * first, holds N more behind the code's: what the agent's walk of the
- * list must stop in.  With JIT_DIRECT_BIG=BYTES, frame registers a copy
+ * list must stop in; with JIT_DIRECT_PAD_SIZE=BYTES too, each of them is
+ * a CIE of BYTES, so that the walk reads more than it may in all.  With
+ * JIT_DIRECT_BIG=BYTES, frame registers a copy
  * of the entries behind a CIE of BYTES, its FDEs' pc-relative starts
  * made right for where the copy is: entries larger than the agent reads.
+ * With JIT_DIRECT_LATE=MS, frame places the code writable, not
+ * executable, registers it, and makes it executable MS later, as LLVM's
+ * RuntimeDyld registers before its memory manager's mprotect().
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -90,6 +95,10 @@ static char *file_read(const char *path, size_t *size)
 	return buf;
 }
 
+/* The code's pages, while JIT_DIRECT_LATE keeps them not executable. */
+static void *late_at;
+static size_t late_len;
+
 /* A segment, at the address it was linked for, with @prot. */
 static int segment_place(const char *img, const Elf64_Phdr *ph, int prot)
 {
@@ -105,6 +114,11 @@ static int segment_place(const char *img, const Elf64_Phdr *ph, int prot)
 	if (at != (void *)page)
 		return -ENOMEM;
 	memcpy((void *)ph->p_vaddr, img + ph->p_offset, ph->p_filesz);
+	if ((prot & PROT_EXEC) && getenv("JIT_DIRECT_LATE")) {
+		late_at = at;
+		late_len = end - page;
+		return 0;
+	}
 	return mprotect(at, end - page, prot) ? -errno : 0;
 }
 
@@ -176,18 +190,28 @@ static const uint32_t cie_only[] = {
 	0,			/* terminator */
 };
 
-/* JIT_DIRECT_PAD objects of cie_only, each registered with libgcc. */
+/*
+ * JIT_DIRECT_PAD objects of cie_only, each registered with libgcc; each
+ * a CIE of JIT_DIRECT_PAD_SIZE bytes, DW_CFA_nop to its end, if set.
+ */
 static int pad_register(frame_fn *fn_register)
 {
 	const char *env = getenv("JIT_DIRECT_PAD");
+	const char *size = getenv("JIT_DIRECT_PAD_SIZE");
 	long i, n = env ? atol(env) : 0;
-	void *copy;
+	uint32_t len = size ? atol(size) : 16;
+	unsigned char *copy;
 
+	if (len < 16)
+		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		copy = malloc(sizeof(cie_only));
+		copy = calloc(1, len + 4);
 		if (!copy)
 			return -ENOMEM;
-		memcpy(copy, cie_only, sizeof(cie_only));
+		memcpy(copy, cie_only, 16);
+		len -= 4;
+		memcpy(copy, &len, sizeof(len));
+		len += 4;
 		fn_register(copy);
 	}
 	return 0;
@@ -290,6 +314,11 @@ int main(int argc, char **argv)
 				return 1;
 		}
 		fn_register(frame);
+	}
+	if (late_at) {
+		usleep(atoi(getenv("JIT_DIRECT_LATE")) * 1000);
+		if (mprotect(late_at, late_len, PROT_READ | PROT_EXEC))
+			return 1;
 	}
 
 	code = (long (*)(long))((const Elf64_Ehdr *)img)->e_entry;
