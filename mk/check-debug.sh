@@ -60,10 +60,17 @@ KOUT=$kout SELFTESTS_OBJ=$build/kselftest-debug-build \
 # interpreter to give up (AE_AML_LOOP_TIMEOUT) on the PCI interrupt
 # routing method, leaving virtio, and so the root file system, without
 # an interrupt: route PCI interrupts by the BIOS table instead.
+#
+# And 4-level paging: identify_cpu() clears the boot CPU's feature bits
+# and probes them again with interrupts on, so an interrupt that comes in
+# between sees no LA57, and KASAN, whose shadow bounds follow
+# pgtable_l5_enabled(), reports a wild access to the 5-level direct map
+# (do_raw_spin_lock() under handle_edge_irq(), 4 ms into the boot; once
+# in four boots here).  Nothing of the series runs that early.
 rm -f "$scratch"/debug-*
 KERNEL=$kout/arch/x86/boot/bzImage VM_SCRATCH=$scratch VM_LOG=$console \
 	VM_TIMEOUT=${VM_TIMEOUT:-3600} \
-	VM_APPEND="rcupdate.rcu_cpu_stall_timeout=300 acpi=noirq ${VM_APPEND:-}" \
+	VM_APPEND="rcupdate.rcu_cpu_stall_timeout=300 acpi=noirq no5lvl ${VM_APPEND:-}" \
 	"$top/mk/vm.sh" "bash $top/mk/check-debug-guest.sh $inst $seconds $test_timeout"
 vrc=$?
 t2=$(date +%s)
