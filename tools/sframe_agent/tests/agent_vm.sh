@@ -374,16 +374,27 @@ d = open("/usr/lib/x86_64-linux-gnu/libc.so.6", "rb").read()[:300000]
 t = time.time()
 while time.time() - t < 120:
     bz2.compress(d)'
-/usr/bin/python3 -c "$bz" &
-pid=$!
-settle "$pid"
-ag -v -p "$pid" 2> "$tmp/follow.agent" &
-apid=$!
-sleep 2.5
-record follow "$pid" || result 1 "perf record -p of python3 importing bz2"
-kill "$pid"
-wait "$pid"
-wait "$apid"
+# follow_bz NAME DELAY WAIT [PID...]: python3 that loads libbz2 DELAY
+# seconds in, attached once it settled, with -p PID,... before it, and
+# followed; recorded WAIT seconds after the agent started, then every
+# process stopped.  Returns the agent's status.
+follow_bz() {
+	local name=$1 delay=$2 wait=$3 apid
+
+	shift 3
+	/usr/bin/python3 -c "${bz/time.sleep(2)/time.sleep($delay)}" &
+	pid=$!
+	settle "$pid"
+	ag -v -p "$(echo "$@" "$pid" | tr ' ' ,)" 2> "$tmp/$name.agent" &
+	apid=$!
+	sleep "$wait"
+	record "$name" "$pid" ||
+		result 1 "perf record -p of python3 importing bz2"
+	kill "$pid" "$@"
+	wait "$pid" "$@"
+	wait "$apid"
+}
+follow_bz follow 2 2.5
 result $? "sframe-agent -p follows a process until it exits, status 0"
 sed 's/^/# /' "$tmp/follow.agent"
 check follow '/libbz2\.so[.0-9]*$' "$pyexe" \
@@ -398,16 +409,8 @@ for i in $(seq 19); do
 	sleep 300 &
 	sleeps="$sleeps $!"
 done
-/usr/bin/python3 -c "${bz/time.sleep(2)/time.sleep(8)}" &
-pid=$!
-settle "$pid"
-ag -v -p "$(echo $sleeps | tr ' ' ,),$pid" 2> "$tmp/follow20.agent" &
-apid=$!
-sleep 9
-record follow20 "$pid" || result 1 "perf record -p of python3 importing bz2"
-kill "$pid" $sleeps
-wait "$pid" $sleeps
-wait "$apid"
+# shellcheck disable=SC2086
+follow_bz follow20 8 9 $sleeps
 result $? "sframe-agent -p follows 20 processes until they exit, status 0"
 sed 's/^/# /' "$tmp/follow20.agent"
 check follow20 '/libbz2\.so[.0-9]*$' "$pyexe" \
