@@ -239,6 +239,12 @@ for how in gdb frame; do
 	check $how-before "$jitleaf" '/jit_direct$' \
 		"$what, code announced before the attach" high
 done
+# frames_none LOG: the summary's count of frames without tables (JIT
+# objects have a count of the same words before it).
+frames_none() {
+	sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' "$1"
+}
+
 # frame_bound NAME ENV=VALUE...: the JIT, which registers with ENV set,
 # attached --once -v -v, the agent's log in $tmp/NAME.agent; its
 # summary's counts of frames in n, none and unread.
@@ -257,8 +263,7 @@ frame_bound() {
 	wait "$pid"
 	sed 's/^/# /' "$tmp/$name.agent"
 	n=$(summary_field "$tmp/$name.agent" "frames registered")
-	none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
-		"$tmp/$name.agent")
+	none=$(frames_none "$tmp/$name.agent")
 	unread=$(summary_field "$tmp/$name.agent" "processes' earlier ones unread")
 }
 
@@ -302,8 +307,7 @@ wait "$pid"
 wait "$apid"
 grep -v ': registered$' "$tmp/frame-late.agent" | sed 's/^/# /'
 n=$(summary_field "$tmp/frame-late.agent" "frames registered")
-none=$(sed -n 's/.* frames registered, \([0-9]*\) without tables.*/\1/p' \
-	"$tmp/frame-late.agent")
+none=$(frames_none "$tmp/frame-late.agent")
 [ "${n:-0}" = 1 ] && [ "${none:-1}" = 0 ]
 result $? "__register_frame() of code not executable yet: registered once it is"
 
