@@ -627,6 +627,8 @@ static void fork_fallback(struct sframe_jit *reg,
 	reg->tail_end = reg->text_start;
 	reg->nr_dead = 0;
 	reg->remove_hint = 0;
+	reg->remove_step = 1;
+	reg->remove_misses = 0;
 	sframe_jit__index_from(reg, 0);
 	reg->fre_used = 0;
 	reg->fre_dead = 0;
@@ -860,6 +862,7 @@ int sframe_jit__create(uint64_t text_start, uint64_t text_end,
 	reg->ops = ops;
 	reg->ops_priv = ops_priv;
 	reg->perf_map.fd = -1;
+	reg->remove_step = 1;
 	err = opts_apply(reg, opts, &args);
 	if (err)
 		goto free_reg;
@@ -1018,6 +1021,17 @@ static void compact_rows(struct sframe_jit *reg)
 	}
 	reg->fre_used = dst;
 	reg->fre_dead = 0;
+}
+
+/*
+ * The row slots that no live descriptor uses.  Shared rows may still be
+ * another function's: none of them counts as dead.
+ */
+static uint32_t rows_dead(const struct sframe_jit *reg)
+{
+	if (reg->flags & SFRAME_JIT_F_SHARE_ROWS)
+		return 0;
+	return reg->fre_dead;
 }
 
 /*
@@ -1213,10 +1227,10 @@ static int room_locked(struct sframe_jit *reg, uint32_t fdes, uint32_t fres)
 		return 0;
 	compact_fits = !(reg->flags & SFRAME_JIT_F_SHARE_ROWS) &&
 		       live_fdes + fdes <= reg->l.fde_cap &&
-		       (uint64_t)reg->fre_used - reg->fre_dead + fres <=
+		       (uint64_t)reg->fre_used - rows_dead(reg) + fres <=
 		       reg->l.fre_cap;
 	worth = (uint64_t)reg->nr_dead * 8 >= reg->l.fde_cap ||
-		(uint64_t)reg->fre_dead * 8 >= reg->l.fre_cap;
+		(uint64_t)rows_dead(reg) * 8 >= reg->l.fre_cap;
 	if (compact_fits && worth) {
 		compact_locked(reg);
 		return 0;
@@ -1722,14 +1736,16 @@ static __always_inline bool tombstone_mark(struct sframe_jit *reg, uint32_t i,
 	return tombstone_mark_at(fde_ptr(reg, i), compact, rows);
 }
 
-/* The counts of tombstones and dead rows, after @dead more with @rows. */
+/*
+ * The counts of tombstones and dead rows, after @dead more with @rows.
+ * The rows are counted whether or not they are shared, without a test
+ * on the removal's path; rows_dead() reads them.
+ */
 static void tombstones_count(struct sframe_jit *reg, uint32_t dead,
 			     uint32_t rows)
 {
 	reg->nr_dead += dead;
-	/* Shared rows may still be another function's. */
-	if (!(reg->flags & SFRAME_JIT_F_SHARE_ROWS))
-		reg->fre_dead += rows;
+	reg->fre_dead += rows;
 }
 
 static __always_inline int tombstone_as(struct sframe_jit *reg, uint32_t i,
@@ -1780,15 +1796,7 @@ static void compact_if_due(struct sframe_jit *reg)
 		compact_locked(reg);
 }
 
-/*
- * The descriptor that starts at @start, or nr_fdes, for remove_locked():
- * a JIT mostly retires
- * code in the order it emitted it (a code cache flushed oldest first, a
- * range flushed in address order), so the descriptor after the last one
- * removed is tried before the binary search: the removal of a run of
- * functions in address order does not search.  Starts are unique, so a
- * hint that matches is the descriptor, whatever moved since.
- */
+/* The descriptor that starts at @start, or nr_fdes: a binary search. */
 static uint32_t fde_search(struct sframe_jit *reg, uint64_t start)
 {
 	uint32_t i = fde_lower_bound(reg, start);
@@ -1798,44 +1806,67 @@ static uint32_t fde_search(struct sframe_jit *reg, uint64_t start)
 	return reg->nr_fdes;
 }
 
+/* The hint missed this many times: a removal order it cannot follow. */
+#define REMOVE_MISSES_INDEX	8
+
 /*
- * Without an index up to date, the descriptor after the last one
- * removed is tried first, and the one after it: a JIT mostly retires
- * code in the order it emitted it, and a collector that sweeps its code
- * cache in address order frees some methods and keeps others between
- * them.  Only then is the index made, or caught up with the appends
- * since.  (A loop over more of them cost the other orders more than it
- * saved: 62 instructions a removal in address order against 50.)
+ * A removal the hint missed, without an index up to date: a binary
+ * search for the first few such, then the index, made or caught up
+ * with the appends since.  A JIT that removes in address order, or at
+ * a step that the hint learns after one miss, never pays for an index.
+ * The step is learnt from the last removal's descriptor.
  */
-static __always_inline uint32_t remove_scan(struct sframe_jit *reg,
+static __attribute__((noinline)) uint32_t remove_miss(struct sframe_jit *reg,
+						      uint64_t start)
+{
+	uint32_t last = reg->remove_hint - reg->remove_step, i;
+
+	i = reg->nr_fdes;
+	if (reg->remove_misses >= REMOVE_MISSES_INDEX)
+		i = sframe_jit__index_find_slow(reg, start);
+	else
+		reg->remove_misses++;
+	if (i == reg->nr_fdes)
+		i = fde_search(reg, start);
+	reg->remove_step = i > last ? i - last : 1;
+	return i;
+}
+
+/*
+ * The descriptor that starts at @start, or nr_fdes.  Starts are unique,
+ * so a hint or a slot that names a descriptor with that start names the
+ * one wanted, whatever moved since.  A JIT mostly retires code in the
+ * order it emitted it, and a collector that sweeps its code cache in
+ * address order frees some methods and keeps others between them: the
+ * hint is the last descriptor removed plus the step between the last
+ * two.  A collector that frees in any other order has the index.
+ */
+static __always_inline uint32_t remove_find(struct sframe_jit *reg,
 					    uint64_t start, bool compact)
 {
-	uint32_t i = reg->remove_hint, n = reg->nr_fdes;
+	uint32_t i = reg->remove_hint;
 
-	if (i < n && sframe_jit__fde_start_as(reg, i, compact) == start)
-		return i;
-	if (i + 1 < n && sframe_jit__fde_start_as(reg, i + 1, compact) == start)
-		return i + 1;
-	return sframe_jit__index_find_slow(reg, start);
+	if (sframe_jit__index_ready(reg))
+		i = sframe_jit__index_probe(reg, start, compact);
+	else if (i >= reg->nr_fdes ||
+		 sframe_jit__fde_start_as(reg, i, compact) != start)
+		return remove_miss(reg, start);
+	if (i == reg->nr_fdes)
+		i = fde_search(reg, start);
+	return i;
 }
 
 static __always_inline int remove_as(struct sframe_jit *reg, uint64_t start,
 				     bool compact)
 {
-	uint32_t n = reg->nr_fdes, i;
+	uint32_t i = remove_find(reg, start, compact);
 
-	if (sframe_jit__index_ready(reg))
-		i = sframe_jit__index_probe(reg, start, compact);
-	else
-		i = remove_scan(reg, start, compact);
-	if (i == n)
-		i = fde_search(reg, start);
-	if (i == n || (compact && fde_cont(reg, i)) ||
+	if (i == reg->nr_fdes || (compact && fde_cont(reg, i)) ||
 	    tombstone_as(reg, i, compact))
 		return -ENOENT;
 	if (compact && reg->cont)
 		pieces_tombstone(reg, i);
-	reg->remove_hint = i + 1;
+	reg->remove_hint = i + reg->remove_step;
 	return 0;
 }
 
@@ -2446,7 +2477,7 @@ int sframe_jit_get_info(struct sframe_jit *reg, struct sframe_jit_info *info)
 	i.nr_funcs = reg->nr_fdes - reg->nr_dead;
 	i.nr_tombstones = reg->nr_dead;
 	i.nr_rows_used = reg->fre_used;
-	i.nr_rows_live = reg->fre_used - reg->fre_dead;
+	i.nr_rows_live = reg->fre_used - rows_dead(reg);
 	i.nr_grows = reg->nr_grows;
 	i.nr_compactions = reg->nr_compactions;
 	i.kernel = reg->ops->kernel;

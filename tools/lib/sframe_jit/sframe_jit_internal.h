@@ -251,12 +251,19 @@ struct sframe_jit_index {
  *	function that starts there or above is an append, and one that
  *	passes that check is not below the range.
  * @nr_dead: tombstones among them.
- * @remove_hint: the descriptor after the last one removed, tried first
- *	by the next removal; any value is safe.
+ * @remove_hint: the last descriptor removed plus @remove_step, tried
+ *	first by the next removal; any value is safe.
+ * @remove_step: how far apart the last two removals' descriptors were,
+ *	at least 1: a collector's sweep in address order that keeps every
+ *	k-th method goes on at the same step.
+ * @remove_misses: removals @remove_hint missed while there was no
+ *	index; the index is made once they pass a few.
  * @index: where the next removal looks when @remove_hint is not it.
  * @fre_used: row slots handed out, [0, @fre_used).
  * @fre_dead: row slots below @fre_used that no live descriptor uses:
- *	those of tombstones and those compaction has not reclaimed.
+ *	those of tombstones and those compaction has not reclaimed.  With
+ *	SFRAME_JIT_F_SHARE_ROWS it counts rows that may still be another
+ *	function's, and is read through rows_dead() (registry.c).
  * @rule_used: rule slots handed out, [0, @rule_used), in a compact
  *	registry.
  * @seq: the last sequence count stored.
@@ -295,6 +302,8 @@ struct sframe_jit {
 	uint64_t tail_end;
 	uint32_t nr_dead;
 	uint32_t remove_hint;
+	uint32_t remove_step;
+	uint32_t remove_misses;
 	struct sframe_jit_index index;
 	uint32_t fre_used;
 	uint32_t fre_dead;

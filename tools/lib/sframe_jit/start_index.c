@@ -13,11 +13,12 @@
  * finds none leaves the caller to its binary search.  A path that moves
  * descriptors and forgets to say so costs time, not a wrong removal.
  *
- * Nothing of it is paid before it is needed: the table is made by the
- * first removal that the hint after the last removal misses, so that a
- * JIT that removes in address order, or never, has none; appends are
- * entered by the next lookup rather than by the append, whose path is
- * kept short (Documentation/sframe_jit.rst, "The cost of a call").  A
+ * Nothing of it is paid before it is needed: the table is made once
+ * the removal hint (registry.c, remove_find()) has missed a few times,
+ * so that a JIT that removes in address order, at a steady step, or
+ * never, has none; appends are entered by the next lookup rather than
+ * by the append, whose path is kept short (Documentation/sframe_jit.rst,
+ * "The cost of a call").  A
  * rewrite that moves descriptors from index i on (an insertion below
  * the last function, compaction) lowers the mark below which every
  * descriptor has its slot; slots of moved descriptors stay until the

@@ -654,12 +654,33 @@ static void many_check(struct ctx *c, const bool *live)
 }
 
 /*
+ * Remove every @step-th slot from @k on, eight of them, as a collector
+ * sweeping upwards that keeps the methods between; the ones the model
+ * has are removed, the others are -ENOENT.  Returns how many it removed.
+ */
+static uint32_t many_sweep(struct ctx *c, bool *live, uint32_t k,
+			   uint32_t step)
+{
+	uint32_t n, removed = 0;
+	int want;
+
+	for (n = 0; n < 8 && k < 2 * MANY; n++, k += step) {
+		want = live[k] ? 0 : -ENOENT;
+		EXPECT_EQ(want, sframe_jit_remove(c->reg, c->code + 32 * k + 64));
+		removed += !want;
+		live[k] = false;
+	}
+	return removed;
+}
+
+/*
  * Removal by address in any order, as a code cache's collector frees
  * methods, among appends, insertions below the last function (which move
  * every descriptor above them) and compactions (which move them down):
  * each removal retires the function asked for and no other, and one of
  * a function removed, never added, or at an address inside a function
- * is -ENOENT.  Against a model: functions at even slots are added first,
+ * is -ENOENT; sweeps upwards at a step among them.  Against a model:
+ * functions at even slots are added first,
  * in address order; odd slots are filled later, below the last one.
  */
 TEST(remove_by_address_in_any_order_among_insertions_and_compactions, T_BOTH)
@@ -692,6 +713,11 @@ TEST(remove_by_address_in_any_order_among_insertions_and_compactions, T_BOTH)
 			/* Inside a function, or between two: no such start. */
 			EXPECT_EQ(-ENOENT, sframe_jit_remove(c.reg, c.code +
 							      32 * k + 64 + 8));
+			break;
+		case 2:
+			/* A sweep upwards at a step, which the hint learns. */
+			removed += many_sweep(&c, live, k,
+					      1 + next_rand(&x) % 4);
 			break;
 		default:
 			want = live[k] ? 0 : -ENOENT;
