@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "env_flag.h"
 #include "sframe_run.h"
 
 #define SFRAME_RUN_API __attribute__((visibility("default")))
@@ -411,13 +412,6 @@ static void gdbjit_report(const struct sframe_run_gdbobj *o, bool gone)
 		strerror(-o->reg.err));
 }
 
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 /**
  * sframe_run__hooks_init() - start taking what JITs register
  * @ops: how ranges reach the kernel.
@@ -429,8 +423,8 @@ static bool env_on(const char *name)
 void sframe_run__hooks_init(const struct sframe_run_ops *ops, bool verbose)
 {
 	sframe_run__frames_init(&frames, ops);
-	frames.keep = env_on("SFRAME_RUN_KEEP_DEREGISTERED");
-	frames.sync = env_on("SFRAME_RUN_SYNC");
+	frames.keep = sframe_run__env_flag("SFRAME_RUN_KEEP_DEREGISTERED");
+	frames.sync = sframe_run__env_flag("SFRAME_RUN_SYNC");
 	sframe_run__gdbjit_init(&gdbjit, ops, NULL);
 	if (verbose) {
 		frames.report = frame_report;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env_flag.h"
 #include "sframe_run.h"
 
 #define SFRAME_RUN_API __attribute__((visibility("default")))
@@ -43,13 +44,6 @@ static int (*real_dlclose)(void *handle);
 static int (*real_pthread_create)(pthread_t *thread,
 				  const pthread_attr_t *attr,
 				  void *(*start)(void *arg), void *arg);
-
-static bool env_set(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
 
 static void report_jit(const struct sframe_run_entry *e)
 {
@@ -208,8 +202,8 @@ __attribute__((constructor)) static void sframe_run_init(void)
 	int saved = errno;
 
 	resolve();
-	verbose = env_set("SFRAME_RUN_VERBOSE");
-	if (env_set("SFRAME_RUN_NO_KERNEL")) {
+	verbose = sframe_run__env_flag("SFRAME_RUN_VERBOSE");
+	if (sframe_run__env_flag("SFRAME_RUN_NO_KERNEL")) {
 		ops = &sframe_run__private_ops;
 	} else if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
 		if (verbose)
@@ -228,10 +222,10 @@ __attribute__((constructor)) static void sframe_run_init(void)
 	sframe_run__tracker_sync(&tracker);
 	sframe_run__leave(false);
 	delay_ms = delay_get();
-	if (verbose && !env_set("SFRAME_RUN_SYNC"))
+	if (verbose && !sframe_run__env_flag("SFRAME_RUN_SYNC"))
 		fprintf(stderr, "sframe-run: start-up thread waits %lu ms\n",
 			delay_ms);
-	if (env_set("SFRAME_RUN_SYNC"))
+	if (sframe_run__env_flag("SFRAME_RUN_SYNC"))
 		goto work;
 	sframe_run__tracker_defer(&tracker);
 	if (worker_start())
