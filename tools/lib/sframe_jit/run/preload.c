@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +42,8 @@ static bool verbose;
 static unsigned long delay_ms = DELAY_MIN_MS;
 static void *(*real_dlopen)(const char *file, int mode);
 static int (*real_dlclose)(void *handle);
+static int (*real_unshare)(int flags);
+static int (*real_setns)(int fd, int nstype);
 static int (*real_pthread_create)(pthread_t *thread,
 				  const pthread_attr_t *attr,
 				  void *(*start)(void *arg), void *arg);
@@ -107,43 +110,6 @@ static void update(void)
 }
 
 /*
- * After the delay, at the program's own priority.  Not lower: the
- * kernel kills the thread when the program exits, but the process is
- * gone only once the thread has run again to die, and on a busy
- * machine a thread of low priority waits long for that: at nice 19,
- * python3 -c pass on a loaded host took 2.4 to 3.9 times as long under
- * sframe-run, against 1.3 to 1.7 times at nice 0 in the same series.
- * Nor SCHED_IDLE, which would hold the exit up until a CPU idles.  The
- * conversions are short (libLLVM-14, the largest, is 50 ms), and the
- * delay spares the programs that end first.
- */
-static void *worker(void *arg)
-{
-	struct timespec delay = {
-		.tv_sec		= delay_ms / 1000,
-		.tv_nsec	= delay_ms % 1000 * 1000000L,
-	};
-
-	(void)arg;
-	sframe_run__enter();
-	while (nanosleep(&delay, &delay) && errno == EINTR)
-		;
-	/* libdw, loaded now rather than at the program's start (dw.c). */
-	sframe_jit__dw();
-	sframe_run__tracker_work(&tracker, true);
-	return NULL;
-}
-
-/*
- * The start-up work on a thread of its own, so that the program starts
- * while the big objects convert.
- */
-static bool worker_start(void)
-{
-	return sframe_run__thread(worker, "sframe-run");
-}
-
-/*
  * The delay, unless SFRAME_RUN_DELAY_MS sets it: scaled by how long the
  * loader took to get the process here, in its CPU time, because a
  * fixed delay is right for one machine only.  Under software emulation
@@ -185,6 +151,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	sframe_run__hooks_fork_child();
+	sframe_run__startup_forked();
 	sframe_run__tracker_forked(&tracker);
 }
 
@@ -194,6 +161,10 @@ static void resolve(void)
 		real_dlopen = dlsym(RTLD_NEXT, "dlopen");
 	if (!real_dlclose)
 		real_dlclose = dlsym(RTLD_NEXT, "dlclose");
+	if (!real_unshare)
+		real_unshare = dlsym(RTLD_NEXT, "unshare");
+	if (!real_setns)
+		real_setns = dlsym(RTLD_NEXT, "setns");
 }
 
 __attribute__((constructor)) static void sframe_run_init(void)
@@ -228,7 +199,7 @@ __attribute__((constructor)) static void sframe_run_init(void)
 	if (sframe_run__env_flag("SFRAME_RUN_SYNC"))
 		goto work;
 	sframe_run__tracker_defer(&tracker);
-	if (worker_start())
+	if (sframe_run__startup_start(&tracker, delay_ms))
 		goto out;
 	/* Without the thread, this one does it all, deferred or not. */
 work:
@@ -311,4 +282,82 @@ SFRAME_RUN_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (active && !sframe_run__inside())
 		sframe_run__hooks_poll_quick();
 	return fn(thread, attr, start, arg);
+}
+
+/*
+ * After a call that wants the caller alone in its process failed with
+ * EINVAL: if the start-up thread was there, end it, call again, and
+ * start it again for what it left.  A failure for any other reason, or
+ * with no thread of ours, is the program's, and returned as it came.
+ */
+static bool startup_in_the_way(int ret)
+{
+	return ret && errno == EINVAL && active && sframe_run__startup_stop();
+}
+
+static void startup_again(int ret)
+{
+	int saved = errno;
+
+	sframe_run__startup_start(&tracker, delay_ms);
+	if (ret)
+		errno = saved;
+}
+
+static int unshare_once(int flags)
+{
+	resolve();
+	if (real_unshare)
+		return real_unshare(flags);
+	return syscall(SYS_unshare, flags);
+}
+
+/**
+ * unshare() - libc's unshare(), with the start-up thread out of the way
+ * @flags: as for unshare().
+ *
+ * A user namespace (and CLONE_THREAD, CLONE_SIGHAND, CLONE_VM) can be
+ * unshared only by a process of one thread (unshare(2), EINVAL):
+ * unshare -Ur would fail under sframe-run while its thread waits.
+ *
+ * Return: what unshare() returned.
+ */
+SFRAME_RUN_API int unshare(int flags)
+{
+	int ret = unshare_once(flags);
+
+	if (!startup_in_the_way(ret))
+		return ret;
+	ret = unshare_once(flags);
+	startup_again(ret);
+	return ret;
+}
+
+static int setns_once(int fd, int nstype)
+{
+	resolve();
+	if (real_setns)
+		return real_setns(fd, nstype);
+	return syscall(SYS_setns, fd, nstype);
+}
+
+/**
+ * setns() - libc's setns(), with the start-up thread out of the way
+ * @fd: as for setns().
+ * @nstype: likewise.
+ *
+ * Entering a user namespace wants a process of one thread, as
+ * unshare() does.
+ *
+ * Return: what setns() returned.
+ */
+SFRAME_RUN_API int setns(int fd, int nstype)
+{
+	int ret = setns_once(fd, nstype);
+
+	if (!startup_in_the_way(ret))
+		return ret;
+	ret = setns_once(fd, nstype);
+	startup_again(ret);
+	return ret;
 }

@@ -12,7 +12,9 @@
  *               into the kernel, and out again;
  *   tracker.c   which objects are registered, kept in step with the
  *               snapshots, with the conversions done outside its lock;
- *   preload.c   the process: start-up, dlopen()/dlclose(), fork();
+ *   preload.c   the process: start-up, dlopen()/dlclose(), fork(),
+ *               unshare()/setns();
+ *   startup.c   the start-up thread, which converts after a wait;
  *   eh_blob.c   the raw .eh_frame a JIT registers, converted;
  *   frames.c    what JITs register through __register_frame() and its
  *               kin, published for as long as it stays registered;
@@ -228,6 +230,11 @@ uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t, bool all);
 void sframe_run__tracker_defer(struct sframe_run_tracker *t);
 void sframe_run__tracker_forked(struct sframe_run_tracker *t);
 uint32_t sframe_run__tracker_live(struct sframe_run_tracker *t);
+
+bool sframe_run__startup_start(struct sframe_run_tracker *t,
+			       unsigned long delay_ms);
+bool sframe_run__startup_stop(void);
+void sframe_run__startup_forked(void);
 
 int sframe_run__blob_convert(const void *begin, struct sframe_jit_cfi **cfip,
 			     uint64_t *startp, uint64_t *endp);

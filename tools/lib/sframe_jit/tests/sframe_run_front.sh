@@ -3,8 +3,8 @@
 #
 # sframe-run's command line and environment, on the host: its options,
 # "--", the yes/no knobs read as words (a value that is neither refused
-# before the program runs), an ASan program run under it, and the
-# warning where the kernel cannot take tables.  The registration itself
+# before the program runs), an ASan program and unshare -Ur run under
+# it, and the warning where the kernel cannot take tables.  The registration itself
 # is the VM layers' (sframe_run_vm.sh and those after it); here the
 # preload works into private memory (SFRAME_RUN_NO_KERNEL=1).
 #
@@ -82,6 +82,21 @@ then
 else
 	cat "$dir/cc.log"
 	result 1 "build an ASan program (gcc -fsanitize=address)"
+fi
+
+# unshare -Ur wants a process of one thread: the start-up thread, while
+# it waits and while it converts, makes way (where this host lets a
+# process make a user namespace at all).
+if unshare -Ur true 2> /dev/null; then
+	ok=0
+	for delay in 600000 0 600000 0; do
+		got=$(SFRAME_RUN_NO_KERNEL=1 SFRAME_RUN_DELAY_MS=$delay \
+			"$run" unshare -Ur sh -c 'id -u' 2> "$dir/err")
+		[ $? = 0 ] && [ "$got" = 0 ] || { ok=1; cat "$dir/err"; }
+	done
+	result $ok "unshare -Ur runs under sframe-run, its thread waiting or converting"
+else
+	echo "# this host makes no user namespaces: unshare -Ur is not run"
 fi
 
 # Without the kernel's calls: a warning, and the program runs with
