@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "env_flag.h"
+#include "seccomp.h"
 #include "sframe_run.h"
 
 #define SFRAME_RUN_API __attribute__((visibility("default")))
@@ -179,6 +180,11 @@ __attribute__((constructor)) static void sframe_run_init(void)
 	} else if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
 		if (verbose)
 			fputs("sframe-run: no sframe_jit_open(2) in this kernel\n",
+			      stderr);
+		goto out;
+	} else if (sframe_run__calls_filtered()) {
+		if (verbose)
+			fputs("sframe-run: a seccomp filter keeps the calls from the kernel\n",
 			      stderr);
 		goto out;
 	}

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "env_flag.h"
+#include "seccomp.h"
 #include "sframe_jit_internal.h"
 
 #ifndef SFRAME_RUN_PRELOAD
@@ -74,22 +75,30 @@ static int knobs_check(void)
 }
 
 /*
- * Whether the kernel has the calls: a warning, once, where it has not,
- * and the program then runs as it would without sframe-run, with
- * nothing loaded into it.  SFRAME_RUN_NO_KERNEL=1 does the work in
+ * Whether the kernel has the calls and seccomp lets them through: a
+ * warning, once, where not, and the program then runs as it would
+ * without sframe-run, with nothing loaded into it.  SFRAME_RUN_NO_KERNEL=1 does the work in
  * private memory all the same.  (A kernel with the calls may still
  * refuse a table, past its limits: that object alone is left to frame
  * pointers, which SFRAME_RUN_VERBOSE=1 reports.)
  */
 static bool kernel_takes_tables(const char *cmd)
 {
-	if (sframe_run__env_flag("SFRAME_RUN_NO_KERNEL") ||
-	    !access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK))
+	if (sframe_run__env_flag("SFRAME_RUN_NO_KERNEL"))
 		return true;
-	fprintf(stderr,
-		"sframe-run: warning: this kernel has no sframe_jit_open(2) (no %s): %s runs without tables\n",
-		SFRAME_JIT_MAX_REGS_SYSCTL, cmd);
-	return false;
+	if (access(SFRAME_JIT_MAX_REGS_SYSCTL, F_OK)) {
+		fprintf(stderr,
+			"sframe-run: warning: this kernel has no sframe_jit_open(2) (no %s): %s runs without tables\n",
+			SFRAME_JIT_MAX_REGS_SYSCTL, cmd);
+		return false;
+	}
+	if (sframe_run__calls_filtered()) {
+		fprintf(stderr,
+			"sframe-run: warning: a seccomp filter keeps sframe_jit_open(2) and sframe_register(2) from the kernel: %s runs without tables\n",
+			cmd);
+		return false;
+	}
+	return true;
 }
 
 /* LD_PRELOAD with @preload in front of what it held. */

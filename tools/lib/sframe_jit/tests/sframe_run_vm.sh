@@ -14,7 +14,10 @@
 #    Under sframe-run with --call-graph=sframe most do; with
 #    --call-graph=fp, and with sframe but without sframe-run, almost
 #    none do, since Debian builds without frame pointers: the test
-#    fails if the tables were not there or not used.
+#    fails if the tables were not there or not used;
+#  - under seccomp filters that leave the calls out, the program runs,
+#    without tables and with a warning; under one that lets them
+#    through, with its tables.
 #
 #   sframe_run_vm.sh OUTPUT_DIR PERF
 #
@@ -142,5 +145,35 @@ for w in py xz; do
 		result 1 "perf record of $what"
 	fi
 done
+
+# Under a seccomp filter that leaves sframe-run's calls out (killing at
+# them, as systemd's SystemCallFilter= does, or failing them with EPERM,
+# as a container's profile does): the wrapper warns and loads nothing,
+# the preload loaded without it stays out of the way, and the program
+# runs.  Under one that leaves them in, the tables are registered.
+deny=$out/test-bin/seccomp_deny
+calls=472,473,474
+seccomp_case() {
+	local how=$1 name=$2 got rc
+
+	got=$($deny $how "$run" sh -c 'echo "[$LD_PRELOAD]"' 2> "$tmp/sc.err")
+	rc=$?
+	sed 's/^/# /' "$tmp/sc.err"
+	[ $rc = 0 ] && [ "$got" = "[]" ] &&
+		grep -q "warning: a seccomp filter keeps" "$tmp/sc.err"
+	result $? "$name: sframe-run warns and preloads nothing"
+	got=$(SFRAME_RUN_SYNC=1 LD_PRELOAD=$out/libsframe_run.so \
+		$deny $how python3 -c 'print(7)' 2>&1)
+	[ $? = 0 ] && [ "$got" = 7 ]
+	result $? "$name: python3 runs with the preload alone"
+}
+seccomp_case "$calls" "a filter that kills at the calls"
+seccomp_case "--errno $calls" "a filter that fails the calls"
+got=$(SFRAME_RUN_SYNC=1 SFRAME_RUN_VERBOSE=1 $deny 39999 "$run" \
+	python3 -c 'print(7)' 2> "$tmp/sc.err")
+[ $? = 0 ] && [ "$got" = 7 ] && ! grep -q warning "$tmp/sc.err" &&
+	grep -q "^sframe-run: + .*libc\.so.*: elf .sframe\|^sframe-run: + .*libc\.so.*: jit" \
+		"$tmp/sc.err"
+result $? "a filter that lets the calls through: libc's table registered"
 
 summary
