@@ -221,6 +221,9 @@ out:
  * @file: as for dlopen().
  * @mode: as for dlopen().
  *
+ * A bare name is searched in the run path of the program's caller, not
+ * of this object (dlopen_path.c).
+ *
  * Return: what dlopen() returned.
  */
 SFRAME_RUN_API void *dlopen(const char *file, int mode)
@@ -230,7 +233,8 @@ SFRAME_RUN_API void *dlopen(const char *file, int mode)
 	resolve();
 	if (!real_dlopen)
 		return NULL;
-	handle = real_dlopen(file, mode);
+	handle = sframe_run__dlopen_as(__builtin_return_address(0), file,
+				       mode, real_dlopen);
 	if (handle)
 		update();
 	return handle;

@@ -15,6 +15,7 @@
  *   preload.c   the process: start-up, dlopen()/dlclose(), fork(),
  *               unshare()/setns();
  *   startup.c   the start-up thread, which converts after a wait;
+ *   dlopen_path.c  dlopen() searched in its caller's run path;
  *   eh_blob.c   the raw .eh_frame a JIT registers, converted;
  *   frames.c    what JITs register through __register_frame() and its
  *               kin, published for as long as it stays registered;
@@ -230,6 +231,9 @@ uint32_t sframe_run__tracker_work(struct sframe_run_tracker *t, bool all);
 void sframe_run__tracker_defer(struct sframe_run_tracker *t);
 void sframe_run__tracker_forked(struct sframe_run_tracker *t);
 uint32_t sframe_run__tracker_live(struct sframe_run_tracker *t);
+
+void *sframe_run__dlopen_as(const void *caller, const char *file, int mode,
+			    void *(*real)(const char *file, int mode));
 
 bool sframe_run__startup_start(struct sframe_run_tracker *t,
 			       unsigned long delay_ms);

@@ -4,7 +4,8 @@
 # sframe-run's command line and environment, on the host: its options,
 # "--", the yes/no knobs read as words (a value that is neither refused
 # before the program runs), an ASan program and unshare -Ur run under
-# it, and the warning where the kernel cannot take tables.  The registration itself
+# it, a plugin found through its loader's run path, and the warning
+# where the kernel cannot take tables.  The registration itself
 # is the VM layers' (sframe_run_vm.sh and those after it); here the
 # preload works into private memory (SFRAME_RUN_NO_KERNEL=1).
 #
@@ -97,6 +98,82 @@ if unshare -Ur true 2> /dev/null; then
 	result $ok "unshare -Ur runs under sframe-run, its thread waiting or converting"
 else
 	echo "# this host makes no user namespaces: unshare -Ur is not run"
+fi
+
+# A library that dlopen()s a plugin by name through its own run path
+# finds it under sframe-run as without it, in the loader's order:
+# LD_LIBRARY_PATH before DT_RUNPATH, DT_RPATH before LD_LIBRARY_PATH.
+# What the loader does alone is the expectation; dlerror() after a
+# dlopen() that succeeded is empty in both.
+runpath_build() {
+	mkdir -p "$dir/rp/plugins" "$dir/rp/llp" "$dir/rp/lib" &&
+	echo 'int plug(void) { return 42; }' |
+		gcc -shared -fPIC -x c - -o "$dir/rp/plugins/libplug.so" &&
+	echo 'int plug(void) { return 7; }' |
+		gcc -shared -fPIC -x c - -o "$dir/rp/llp/libplug.so" &&
+	cat > "$dir/rp/loader.c" <<'EOF' &&
+#include <dlfcn.h>
+#include <stdio.h>
+
+int load(void)
+{
+	void *h = dlopen("libplug.so", RTLD_NOW);
+	int (*plug)(void);
+
+	if (!h) {
+		printf("%s\n", dlerror());
+		return -1;
+	}
+	plug = (int (*)(void))dlsym(h, "plug");
+	return plug();
+}
+EOF
+	gcc -shared -fPIC "$dir/rp/loader.c" -o "$dir/rp/lib/librunpath.so" \
+		-Wl,--enable-new-dtags,-rpath,'$ORIGIN/../plugins' &&
+	gcc -shared -fPIC "$dir/rp/loader.c" -o "$dir/rp/lib/librpath.so" \
+		-Wl,--disable-new-dtags,-rpath,'$ORIGIN/../plugins' &&
+	cat > "$dir/rp/main.c" <<'EOF' &&
+#include <dlfcn.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	void *h = dlopen(argv[1], RTLD_NOW);
+	int (*load)(void);
+	const char *err;
+
+	if (!h || argc != 2)
+		return 1;
+	load = (int (*)(void))dlsym(h, "load");
+	printf("%d\n", load());
+	err = dlerror();
+	printf("dlerror: %s\n", err ? err : "none");
+	return 0;
+}
+EOF
+	gcc "$dir/rp/main.c" -o "$dir/rp/main" -ldl
+}
+if runpath_build 2> "$dir/cc.log"; then
+	ok=0
+	for lib in runpath rpath; do
+		for llp in "" "$dir/rp/llp"; do
+			alone=$(LD_LIBRARY_PATH=$llp "$dir/rp/main" \
+				"$dir/rp/lib/lib$lib.so" 2>&1)
+			under=$(LD_LIBRARY_PATH=$llp SFRAME_RUN_NO_KERNEL=1 \
+				SFRAME_RUN_SYNC=1 "$run" "$dir/rp/main" \
+				"$dir/rp/lib/lib$lib.so" 2>&1)
+			echo "# lib$lib.so, LD_LIBRARY_PATH '$llp':" \
+				"alone" $alone "/ under sframe-run" $under
+			[ "$alone" = "$under" ] || ok=1
+			want=42
+			[ -n "$llp" ] && [ $lib = runpath ] && want=7
+			[ "$alone" = "$want"$'\n'"dlerror: none" ] || ok=1
+		done
+	done
+	result $ok "a plugin dlopen()ed through its caller's DT_RUNPATH or DT_RPATH"
+else
+	cat "$dir/cc.log"
+	result 1 "build the run path test's programs"
 fi
 
 # Without the kernel's calls: a warning, and the program runs with
