@@ -473,6 +473,32 @@ static int map_file(const char *path, void **image, size_t *size)
 	return 0;
 }
 
+int64_t xc_agent_ns(const char *path)
+{
+	struct sframe_jit_cfi *cfi;
+	size_t size, out_size;
+	int64_t ns;
+	void *image, *out;
+	uint64_t t0;
+	int err;
+
+	err = map_file(path, &image, &size);
+	if (err)
+		return err;
+	t0 = now_ns();
+	err = sframe_jit_cfi_convert_flags(image, size, SFRAME_JIT_CFI_F_PLT,
+					   &cfi);
+	if (err >= 0) {
+		err = sframe_jit_cfi_encode(cfi, 0, &out, &out_size);
+		ns = now_ns() - t0;
+		if (!err)
+			free(out);
+		sframe_jit_cfi_free(cfi);
+	}
+	munmap(image, size);
+	return err < 0 ? err : ns;
+}
+
 int xc_object(const char *path, struct xc_result *res, FILE *log,
 	      unsigned int max_print)
 {

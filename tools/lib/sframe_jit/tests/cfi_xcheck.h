@@ -50,6 +50,18 @@ int xc_object(const char *path, struct xc_result *res, FILE *log,
 	      unsigned int max_print);
 
 /**
+ * xc_agent_ns() - time an object's conversion as sframe-agent makes it
+ * @path: the object's file.
+ *
+ * The CFI converted with the .plt's stubs (SFRAME_JIT_CFI_F_PLT), then
+ * written as an SFrame section (sframe_jit_cfi_encode()): what the
+ * agent does with a file it has no cached table of.
+ *
+ * Return: the nanoseconds of both, or a negative errno.
+ */
+int64_t xc_agent_ns(const char *path);
+
+/**
  * xc_paths() - convert one object both ways and compare, FDE by FDE
  * @path: the object's file, for the messages.
  * @image: its bytes.
