@@ -22,10 +22,7 @@
 #include <unistd.h>
 
 #include "sframe_jit_internal.h"
-
-#ifndef __NR_sframe_jit_open
-#define __NR_sframe_jit_open 472
-#endif
+#include "sframe_nr.h"
 
 /* The kernel aligns the row and rule areas to SMP_CACHE_BYTES, 64 on x86. */
 #define SFRAME_JIT_FRE_ALIGN	64

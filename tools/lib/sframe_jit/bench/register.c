@@ -56,6 +56,7 @@
 #include <linux/sframe.h>
 
 #include "sframe_jit.h"
+#include "sframe_nr.h"
 
 /* mk/bench/40-register defines HAVE_CALLGRIND where valgrind's header is. */
 #ifdef HAVE_CALLGRIND
@@ -64,13 +65,6 @@
 #define HAVE_CALLGRIND 0
 #define CALLGRIND_ZERO_STATS
 #define CALLGRIND_DUMP_STATS_AT(name)	((void)(name))
-#endif
-
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 473
-#endif
-#ifndef __NR_sframe_unregister
-#define __NR_sframe_unregister 474
 #endif
 
 /* libgcc's registration entry points (unwind-dw2-fde.h). */

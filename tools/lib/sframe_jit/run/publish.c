@@ -23,13 +23,7 @@
 #include <unistd.h>
 
 #include "sframe_run.h"
-
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 473
-#endif
-#ifndef __NR_sframe_unregister
-#define __NR_sframe_unregister 474
-#endif
+#include "sframe_nr.h"
 
 _Static_assert(sizeof(struct sframe_setup) == SFRAME_SETUP_SIZE_VER0,
 	       "the calls take exactly the structure of version 0");

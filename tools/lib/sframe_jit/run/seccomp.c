@@ -21,16 +21,7 @@
 #include <unistd.h>
 
 #include "seccomp.h"
-
-#ifndef __NR_sframe_jit_open
-#define __NR_sframe_jit_open 472
-#endif
-#ifndef __NR_sframe_register
-#define __NR_sframe_register 473
-#endif
-#ifndef __NR_sframe_unregister
-#define __NR_sframe_unregister 474
-#endif
+#include "sframe_nr.h"
 
 /* The calls sframe-run makes, to 0. */
 static const long calls[] = {

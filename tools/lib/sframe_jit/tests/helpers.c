@@ -9,10 +9,7 @@
 
 #include "jit_image.h"
 #include "test.h"
-
-#ifndef __NR_sframe_jit_open
-#define __NR_sframe_jit_open 472
-#endif
+#include "sframe_nr.h"
 
 uint64_t arena(size_t size)
 {

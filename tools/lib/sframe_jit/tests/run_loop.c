@@ -25,10 +25,7 @@
 #include <linux/sframe_jit.h>
 
 #include "registry_fds.h"
-
-#ifndef __NR_sframe_jit_open
-#define __NR_sframe_jit_open 472
-#endif
+#include "sframe_nr.h"
 
 static int passed, failed;
 
