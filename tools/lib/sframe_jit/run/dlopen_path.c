@@ -18,8 +18,11 @@
  *    DT_RPATH, LD_LIBRARY_PATH, the cache, the default directories).
  *
  * An entry with a token other than $ORIGIN ($LIB, $PLATFORM) is left to
- * that last search.  A caller without a run path, a name with a slash,
- * and dlopen(NULL) go to the loader unchanged.
+ * that last search.  LD_LIBRARY_PATH is read as it is now, where the
+ * loader keeps the value the program started with: a program that
+ * changes it and then loads a plugin through its run path sees the new
+ * one.  A caller without a run path, a name with a slash, and
+ * dlopen(NULL) go to the loader unchanged.
  */
 #include <dlfcn.h>
 #include <elf.h>
