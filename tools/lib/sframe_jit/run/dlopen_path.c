@@ -18,11 +18,10 @@
  *    DT_RPATH, LD_LIBRARY_PATH, the cache, the default directories).
  *
  * An entry with a token other than $ORIGIN ($LIB, $PLATFORM) is left to
- * that last search.  LD_LIBRARY_PATH is read as it is now, where the
- * loader keeps the value the program started with: a program that
- * changes it and then loads a plugin through its run path sees the new
- * one.  A caller without a run path, a name with a slash, and
- * dlopen(NULL) go to the loader unchanged.
+ * that last search.  LD_LIBRARY_PATH is the value the program started
+ * with, as the loader keeps it, whatever the program set since.  A
+ * caller without a run path, a name with a slash, and dlopen(NULL) go
+ * to the loader unchanged.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -38,6 +37,17 @@
 #include "sframe_run.h"
 
 typedef void *(*dlopen_fn)(const char *file, int mode);
+
+/* LD_LIBRARY_PATH at start, unless the process runs set-user-ID. */
+static const char *start_llp;
+
+__attribute__((constructor)) static void start_llp_save(void)
+{
+	const char *v = getenv("LD_LIBRARY_PATH");
+
+	if (v && *v && !getauxval(AT_SECURE))
+		start_llp = strdup(v);
+}
 
 /* The caller's DT_RUNPATH, or its DT_RPATH with *@runpath false. */
 static const char *run_path(const struct link_map *lm, bool *runpath)
@@ -185,8 +195,8 @@ void *sframe_run__dlopen_as(const void *caller, const char *file, int mode,
 	if (!origin_of(lm, origin, sizeof(origin)))
 		origin[0] = '\0';
 	h = NULL;
-	if (runpath && !getauxval(AT_SECURE))
-		h = search(getenv("LD_LIBRARY_PATH"), NULL, file, mode, real);
+	if (runpath)
+		h = search(start_llp, NULL, file, mode, real);
 	if (!h)
 		h = search(rp, origin[0] ? origin : NULL, file, mode, real);
 	return h ? h : real(file, mode);

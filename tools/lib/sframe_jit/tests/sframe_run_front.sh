@@ -135,6 +135,7 @@ EOF
 	cat > "$dir/rp/main.c" <<'EOF' &&
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int main(int argc, char **argv)
 {
@@ -142,7 +143,10 @@ int main(int argc, char **argv)
 	int (*load)(void);
 	const char *err;
 
-	if (!h || argc != 2)
+	/* The loader keeps LD_LIBRARY_PATH as it was at the start. */
+	if (argc == 3)
+		setenv("LD_LIBRARY_PATH", argv[2], 1);
+	if (!h || argc > 3)
 		return 1;
 	load = (int (*)(void))dlsym(h, "load");
 	printf("%d\n", load());
@@ -170,6 +174,14 @@ if runpath_build 2> "$dir/cc.log"; then
 			[ "$alone" = "$want"$'\n'"dlerror: none" ] || ok=1
 		done
 	done
+	# LD_LIBRARY_PATH set by the program after its start: not the
+	# loader's.
+	alone=$("$dir/rp/main" "$dir/rp/lib/librunpath.so" "$dir/rp/llp" 2>&1)
+	under=$(SFRAME_RUN_NO_KERNEL=1 SFRAME_RUN_SYNC=1 "$run" "$dir/rp/main" \
+		"$dir/rp/lib/librunpath.so" "$dir/rp/llp" 2>&1)
+	echo "# librunpath.so, LD_LIBRARY_PATH set at run time:" \
+		"alone" $alone "/ under sframe-run" $under
+	[ "$alone" = "$under" ] && [ "$alone" = 42$'\n'"dlerror: none" ] || ok=1
 	result $ok "a plugin dlopen()ed through its caller's DT_RUNPATH or DT_RPATH"
 else
 	cat "$dir/cc.log"
