@@ -221,13 +221,36 @@ else
 	result 1 "perf record of Deep with -XX:+PreserveFramePointer"
 fi
 
+# jcmd PID JVMTI.agent_load, once more if jcmd itself died of a signal
+# before the agent was loaded: jcmd is a JVM of its own, and under
+# emulation one aborted once on a SIGSEGV in its own C1-compiled
+# String.charAt, its hs_err under its own pid, before it sent anything.
+# That is the tool's failure, not the agent's; a target gone, or an
+# agent that did not load, still fails.
+agent_load() {
+	local try rc
+
+	for try in 1 2; do
+		jcmd "$pid" JVMTI.agent_load "$agent" "log:$tmp/attach.agent" \
+			> "$tmp/attach.jcmd" 2>&1
+		rc=$?
+		if [ "$rc" -le 128 ] || [ -s "$tmp/attach.agent" ] ||
+		   ! kill -0 "$pid" 2> /dev/null || [ "$try" = 2 ]; then
+			break
+		fi
+		echo "# jcmd died of signal $((rc - 128)) before the agent loaded; once more"
+		grep -m1 -A1 "Problematic frame" "$tmp/attach.jcmd" | sed 's/^/# /'
+	done
+	# jcmd dead after the agent loaded: the agent's log says the rest.
+	[ "$rc" = 0 ] || { [ "$rc" -gt 128 ] && [ -s "$tmp/attach.agent" ]; }
+}
+
 # attach: Deep warms up without the agent; the agent is loaded through
 # the attach mechanism (jcmd reads "name=value" as its own argument:
 # the agent takes log:FILE too), then perf record follows the process.
 attach() {
 	start attach || return 1
-	jcmd "$pid" JVMTI.agent_load "$agent" "log:$tmp/attach.agent" \
-		> "$tmp/attach.jcmd" 2>&1 || { cat "$tmp/attach.jcmd"; return 1; }
+	agent_load || { cat "$tmp/attach.jcmd"; return 1; }
 	published "$tmp/attach.agent" || return 1
 	measure attach "" "$perf" record -q -N -B -e task-clock:u \
 		-c 1000000 --call-graph=sframe -o "$tmp/attach.data" \
